@@ -1,0 +1,209 @@
+//! Time, durations and data rates as integer nanoseconds.
+//!
+//! The simulator's clock and every protocol deadline are `u64` nanoseconds. At 14.4 kbit/s one bit
+//! lasts 69 444.4 ns, so `DataRate::tx_time` rounds once, in one place (to the nearest nanosecond).
+//! Nothing in this crate reads a clock: `now` is always an argument.
+
+use std::fmt;
+use std::ops::{Add, AddAssign, Sub};
+
+/// A point in (simulated or driver-mapped) time: nanoseconds since the run's epoch.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Instant(u64);
+
+/// A span of time in nanoseconds.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Duration(u64);
+
+impl Instant {
+    pub const ZERO: Instant = Instant(0);
+    pub const MAX: Instant = Instant(u64::MAX);
+    pub const fn from_nanos(ns: u64) -> Self {
+        Instant(ns)
+    }
+    pub fn from_secs_f64(s: f64) -> Self {
+        Instant((s * 1e9).round() as u64)
+    }
+    pub const fn as_nanos(self) -> u64 {
+        self.0
+    }
+    pub fn as_secs_f64(self) -> f64 {
+        self.0 as f64 * 1e-9
+    }
+    /// Time elapsed since `earlier`, zero if `earlier` is later.
+    pub fn saturating_since(self, earlier: Instant) -> Duration {
+        Duration(self.0.saturating_sub(earlier.0))
+    }
+}
+
+impl Duration {
+    pub const ZERO: Duration = Duration(0);
+    pub const MAX: Duration = Duration(u64::MAX);
+    pub const fn from_nanos(ns: u64) -> Self {
+        Duration(ns)
+    }
+    pub const fn from_micros(us: u64) -> Self {
+        Duration(us * 1_000)
+    }
+    pub const fn from_millis(ms: u64) -> Self {
+        Duration(ms * 1_000_000)
+    }
+    pub const fn from_secs(s: u64) -> Self {
+        Duration(s * 1_000_000_000)
+    }
+    pub fn from_secs_f64(s: f64) -> Self {
+        Duration((s * 1e9).round() as u64)
+    }
+    pub const fn as_nanos(self) -> u64 {
+        self.0
+    }
+    pub fn as_secs_f64(self) -> f64 {
+        self.0 as f64 * 1e-9
+    }
+    pub fn as_millis_f64(self) -> f64 {
+        self.0 as f64 * 1e-6
+    }
+    pub const fn saturating_mul(self, k: u64) -> Self {
+        Duration(self.0.saturating_mul(k))
+    }
+    /// Scale by a real factor (timer scaling, seed 004 ch. 6), rounded to the nanosecond.
+    pub fn mul_f64(self, k: f64) -> Self {
+        Duration((self.0 as f64 * k).round() as u64)
+    }
+}
+
+impl Add<Duration> for Instant {
+    type Output = Instant;
+    fn add(self, d: Duration) -> Instant {
+        Instant(self.0.saturating_add(d.0))
+    }
+}
+impl AddAssign<Duration> for Instant {
+    fn add_assign(&mut self, d: Duration) {
+        self.0 = self.0.saturating_add(d.0);
+    }
+}
+impl Sub<Instant> for Instant {
+    type Output = Duration;
+    /// Saturating: an earlier minus a later instant is zero.
+    fn sub(self, rhs: Instant) -> Duration {
+        Duration(self.0.saturating_sub(rhs.0))
+    }
+}
+impl Add for Duration {
+    type Output = Duration;
+    fn add(self, d: Duration) -> Duration {
+        Duration(self.0.saturating_add(d.0))
+    }
+}
+impl AddAssign for Duration {
+    fn add_assign(&mut self, d: Duration) {
+        self.0 = self.0.saturating_add(d.0);
+    }
+}
+impl Sub for Duration {
+    type Output = Duration;
+    fn sub(self, d: Duration) -> Duration {
+        Duration(self.0.saturating_sub(d.0))
+    }
+}
+
+impl fmt::Display for Instant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:.9}s", self.as_secs_f64())
+    }
+}
+impl fmt::Display for Duration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:.6}ms", self.as_millis_f64())
+    }
+}
+
+/// A link or pacing rate in bits per second (decimal units, seed 004 ch. 3: 1 Kbps = 1000 bit/s).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct DataRate {
+    bits_per_sec: u64,
+}
+
+impl DataRate {
+    /// `None` for a zero rate, which can transmit nothing.
+    pub const fn from_bps(bits_per_sec: u64) -> Option<Self> {
+        if bits_per_sec == 0 {
+            None
+        } else {
+            Some(DataRate { bits_per_sec })
+        }
+    }
+    pub const fn bps(self) -> u64 {
+        self.bits_per_sec
+    }
+    /// Serialisation time of `bytes` at this rate, rounded to the nearest nanosecond.
+    pub fn tx_time(self, bytes: usize) -> Duration {
+        let bits = bytes as u128 * 8;
+        let ns = (bits * 1_000_000_000 + self.bits_per_sec as u128 / 2) / self.bits_per_sec as u128;
+        Duration(ns as u64)
+    }
+}
+
+/// One protocol timer: a deadline or nothing. Not `Copy`, so an armed timer is not silently
+/// duplicated (s2n-quic's rule).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Timer {
+    expires_at: Option<Instant>,
+}
+
+impl Timer {
+    pub fn set(&mut self, at: Instant) {
+        self.expires_at = Some(at);
+    }
+    pub fn cancel(&mut self) {
+        self.expires_at = None;
+    }
+    pub fn deadline(&self) -> Option<Instant> {
+        self.expires_at
+    }
+    pub fn is_armed(&self) -> bool {
+        self.expires_at.is_some()
+    }
+    /// True (and disarms) if the timer is due at `now`.
+    pub fn poll_expired(&mut self, now: Instant) -> bool {
+        match self.expires_at {
+            Some(t) if t <= now => {
+                self.expires_at = None;
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+/// The earliest of several optional deadlines.
+pub fn earliest<I: IntoIterator<Item = Option<Instant>>>(it: I) -> Option<Instant> {
+    it.into_iter().flatten().min()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tx_time_matches_seed_arithmetic() {
+        // seed004-ch1-3 1.1: a 51-byte frame at 14.4 kbit/s takes 28.33 ms.
+        let r = DataRate::from_bps(14_400).unwrap();
+        assert_eq!(r.tx_time(51).as_nanos(), 28_333_333);
+        assert_eq!(r.tx_time(50).as_nanos(), 27_777_778);
+        // WLAN: 1000 B at 2 Mbit/s = 4 ms exactly.
+        let w = DataRate::from_bps(2_000_000).unwrap();
+        assert_eq!(w.tx_time(1000), Duration::from_millis(4));
+        assert!(DataRate::from_bps(0).is_none());
+    }
+
+    #[test]
+    fn timer_fires_once() {
+        let mut t = Timer::default();
+        t.set(Instant::from_nanos(10));
+        assert!(!t.poll_expired(Instant::from_nanos(9)));
+        assert!(t.poll_expired(Instant::from_nanos(10)));
+        assert!(!t.poll_expired(Instant::from_nanos(11)));
+    }
+}

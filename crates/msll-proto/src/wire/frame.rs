@@ -1,0 +1,191 @@
+//! Link frames: a small scheme header followed by a body (packet bytes, a fragment, or parity).
+//!
+//! Every frame starts with one byte: the high nibble is the service number (added by the scheduler,
+//! stripped by the demultiplexer), the low nibble is private to the scheme (seed 004 ch. 4 §4.2 and
+//! ch. 6: "at least 1 byte of overhead in each frame, containing a link layer scheme identifier
+//! which takes up 4 bits"). Schemes add further header bytes after it.
+//!
+//! A `Frame` keeps the header inline and the body as shared `Bytes`, so building a frame around a
+//! packet copies no payload. A frame read off a real wire arrives as one buffer; accessors treat
+//! `head ++ body` as one logical byte string, so schemes parse both the same way.
+
+use bytes::{Bytes, BytesMut};
+use thiserror::Error;
+
+/// Longest scheme header kept inline (service byte included).
+pub const HEAD_MAX: usize = 8;
+
+#[derive(Clone, PartialEq, Eq)]
+pub struct Frame {
+    head: [u8; HEAD_MAX],
+    head_len: u8,
+    body: Bytes,
+}
+
+/// Why a frame could not be parsed.
+#[derive(Debug, Error, Clone, Copy, PartialEq, Eq)]
+pub enum FrameError {
+    #[error("frame truncated: need {need} bytes, have {have}")]
+    Truncated { need: usize, have: usize },
+    #[error("unknown frame type {0:#04x}")]
+    UnknownType(u8),
+    #[error("malformed frame: {0}")]
+    Malformed(&'static str),
+}
+
+impl Frame {
+    /// A frame with header `head` (first byte = service/scheme byte) and `body`.
+    ///
+    /// # Panics
+    /// If `head` is empty or longer than [`HEAD_MAX`]: a scheme bug, not peer input.
+    pub fn new(head: &[u8], body: Bytes) -> Self {
+        assert!(
+            !head.is_empty() && head.len() <= HEAD_MAX,
+            "scheme header length {}",
+            head.len()
+        );
+        let mut h = [0u8; HEAD_MAX];
+        h[..head.len()].copy_from_slice(head);
+        Frame {
+            head: h,
+            head_len: head.len() as u8,
+            body,
+        }
+    }
+
+    /// A frame as read off a wire: one contiguous buffer. Returns `None` if empty.
+    pub fn from_wire(bytes: Bytes) -> Option<Self> {
+        if bytes.is_empty() {
+            return None;
+        }
+        let mut f = Frame {
+            head: [0; HEAD_MAX],
+            head_len: 1,
+            body: bytes.slice(1..),
+        };
+        f.head[0] = bytes[0];
+        Some(f)
+    }
+
+    /// Total length on the wire (header + body), the number every link charges airtime for.
+    pub fn len(&self) -> usize {
+        self.head_len as usize + self.body.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Byte `i` of the logical frame.
+    pub fn get(&self, i: usize) -> Option<u8> {
+        let h = self.head_len as usize;
+        if i < h {
+            Some(self.head[i])
+        } else {
+            self.body.get(i - h).copied()
+        }
+    }
+
+    /// `N` header bytes starting at 0, or `Truncated`.
+    pub fn header<const N: usize>(&self) -> Result<[u8; N], FrameError> {
+        if self.len() < N {
+            return Err(FrameError::Truncated {
+                need: N,
+                have: self.len(),
+            });
+        }
+        let mut out = [0u8; N];
+        for (i, b) in out.iter_mut().enumerate() {
+            *b = self.get(i).unwrap_or(0);
+        }
+        Ok(out)
+    }
+
+    /// Everything from byte `off` on, without copying when `off` is the header boundary.
+    pub fn payload_from(&self, off: usize) -> Result<Bytes, FrameError> {
+        let h = self.head_len as usize;
+        if off > self.len() {
+            return Err(FrameError::Truncated {
+                need: off,
+                have: self.len(),
+            });
+        }
+        if off >= h {
+            Ok(self.body.slice(off - h..))
+        } else {
+            let mut b = BytesMut::with_capacity(self.len() - off);
+            b.extend_from_slice(&self.head[off..h]);
+            b.extend_from_slice(&self.body);
+            Ok(b.freeze())
+        }
+    }
+
+    /// The first byte: service number (high nibble) and scheme bits (low nibble).
+    pub fn first_byte(&self) -> u8 {
+        self.head[0]
+    }
+    pub fn service(&self) -> u8 {
+        self.head[0] >> 4
+    }
+    pub fn scheme_bits(&self) -> u8 {
+        self.head[0] & 0x0f
+    }
+    /// Stamp the service number into the high nibble (the scheduler's job, seed 004 ch. 6).
+    pub fn set_service(&mut self, service: u8) {
+        self.head[0] = (self.head[0] & 0x0f) | (service << 4);
+    }
+
+    /// Serialise for a real wire.
+    pub fn write_to(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.head[..self.head_len as usize]);
+        out.extend_from_slice(&self.body);
+    }
+    pub fn to_vec(&self) -> Vec<u8> {
+        let mut v = Vec::with_capacity(self.len());
+        self.write_to(&mut v);
+        v
+    }
+    pub fn body(&self) -> &Bytes {
+        &self.body
+    }
+}
+
+impl std::fmt::Debug for Frame {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Frame[{:02x?} + {} B]",
+            &self.head[..self.head_len as usize],
+            self.body.len()
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn logical_bytes_span_head_and_body() {
+        let f = Frame::new(&[0x13, 0x07], Bytes::from_static(b"abc"));
+        assert_eq!(f.len(), 5);
+        assert_eq!(f.get(1), Some(7));
+        assert_eq!(f.get(2), Some(b'a'));
+        assert_eq!(f.header::<3>().unwrap(), [0x13, 7, b'a']);
+        assert_eq!(&f.payload_from(2).unwrap()[..], b"abc");
+        assert_eq!(&f.payload_from(1).unwrap()[..], b"\x07abc");
+        let w = Frame::from_wire(Bytes::from(f.to_vec())).unwrap();
+        assert_eq!(w.header::<2>().unwrap(), [0x13, 7]);
+        assert_eq!(&w.payload_from(2).unwrap()[..], b"abc");
+        assert_eq!(w.service(), 1);
+        assert!(matches!(w.header::<6>(), Err(FrameError::Truncated { .. })));
+        assert!(Frame::from_wire(Bytes::new()).is_none());
+    }
+
+    #[test]
+    fn service_nibble() {
+        let mut f = Frame::new(&[0x05], Bytes::new());
+        f.set_service(0xa);
+        assert_eq!(f.first_byte(), 0xa5);
+        assert_eq!(f.scheme_bits(), 5);
+    }
+}
