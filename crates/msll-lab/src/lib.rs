@@ -1,1 +1,10 @@
+//! msll-lab: experiments as data. Scenario files (TOML) -> sweeps x replications -> CSV/JSON,
+//! tables, and (with `reproduce`) plots and a report.
 
+pub mod bench;
+pub mod output;
+pub mod runner;
+pub mod scenario;
+
+pub use runner::{run_scenario, PointResult, RunOptions};
+pub use scenario::{Scenario, ScenarioError};

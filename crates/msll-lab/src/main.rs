@@ -1,1 +1,125 @@
-fn main() {}
+//! `msll`: run scenarios, benchmark the simulator.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand, ValueEnum};
+use msll_lab::{output, run_scenario, RunOptions, Scenario};
+
+#[derive(Parser)]
+#[command(
+    name = "msll",
+    version,
+    about = "Multi-service link layer: simulate, reproduce, tunnel"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Format {
+    Table,
+    Json,
+    Csv,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Run every point of a scenario file and print a summary.
+    Run {
+        scenario: PathBuf,
+        /// Replications per point (default: the scenario's).
+        #[arg(long)]
+        reps: Option<u32>,
+        /// Master seed (default: the scenario's).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Directory for CSV/JSON results.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        #[arg(long, value_enum, default_value = "table")]
+        format: Format,
+        /// Worker threads (default: all cores). Results do not depend on it.
+        #[arg(long)]
+        threads: Option<usize>,
+        /// Write an ns-2-like event trace of the first point's first replication.
+        #[arg(long)]
+        trace: Option<PathBuf>,
+    },
+    /// Benchmark the simulator on fixed scenarios and print rates.
+    Bench {
+        /// Simulated seconds of the WLAN conferencing run.
+        #[arg(long, default_value_t = 500.0)]
+        seconds: f64,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match real_main(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("msll: error: {e:#}");
+            if e.downcast_ref::<msll_lab::ScenarioError>().is_some() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+    }
+}
+
+fn real_main(cli: Cli) -> anyhow::Result<()> {
+    match cli.cmd {
+        Cmd::Run {
+            scenario,
+            reps,
+            seed,
+            out,
+            format,
+            threads,
+            trace,
+        } => {
+            let sc = Scenario::load(&scenario)?;
+            let opts = RunOptions {
+                reps,
+                seed,
+                threads,
+                progress: std::io::stderr().is_terminal(),
+                trace,
+            };
+            let results = run_scenario(&sc, &opts)?;
+            let seed = seed.unwrap_or(sc.raw.scenario.seed);
+            if let Some(dir) = &out {
+                std::fs::create_dir_all(dir)
+                    .with_context(|| format!("creating {}", dir.display()))?;
+                let base = dir.join(sc.name());
+                std::fs::write(
+                    base.with_extension("csv"),
+                    output::summary_csv(&sc, &results, seed),
+                )?;
+                std::fs::write(
+                    dir.join(format!("{}.runs.csv", sc.name())),
+                    output::runs_csv(&sc, &results, seed),
+                )?;
+                std::fs::write(
+                    base.with_extension("json"),
+                    serde_json::to_string_pretty(&output::json(&sc, &results, seed))?,
+                )?;
+            }
+            match format {
+                Format::Table => print!("{}", output::table(&sc, &results)),
+                Format::Json => println!(
+                    "{}",
+                    serde_json::to_string_pretty(&output::json(&sc, &results, seed))?
+                ),
+                Format::Csv => print!("{}", output::summary_csv(&sc, &results, seed)),
+            }
+            Ok(())
+        }
+        Cmd::Bench { seconds } => msll_lab::bench::run(seconds),
+    }
+}

@@ -90,6 +90,13 @@ impl Sub<Instant> for Instant {
         Duration(self.0.saturating_sub(rhs.0))
     }
 }
+impl Sub<Duration> for Instant {
+    type Output = Instant;
+    /// Saturating at zero.
+    fn sub(self, d: Duration) -> Instant {
+        Instant(self.0.saturating_sub(d.0))
+    }
+}
 impl Add for Duration {
     type Output = Duration;
     fn add(self, d: Duration) -> Duration {

@@ -1,0 +1,158 @@
+//! Result formats: a human table, JSON (scenario, seed, version and per-point mean/sd/n of every
+//! metric) and CSV (one summary row per point and metric; one row per replication and metric).
+//! No wall-clock value is ever written into these, so equal runs give equal bytes.
+
+use std::fmt::Write as _;
+
+use serde_json::json;
+
+use crate::runner::PointResult;
+use crate::scenario::Scenario;
+
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+fn default_metrics(results: &[PointResult]) -> Vec<String> {
+    let mut v = Vec::new();
+    if let Some(r) = results.first() {
+        for k in ["conf.loss", "conf.delay_m2sd_ms", "link.frame_loss"] {
+            if r.summary.contains_key(k) {
+                v.push(k.to_string());
+            }
+        }
+    }
+    v
+}
+
+pub fn primary_metrics(sc: &Scenario, results: &[PointResult]) -> Vec<String> {
+    if sc.raw.scenario.metrics.is_empty() {
+        default_metrics(results)
+    } else {
+        sc.raw.scenario.metrics.clone()
+    }
+}
+
+pub fn table(sc: &Scenario, results: &[PointResult]) -> String {
+    let metrics = primary_metrics(sc, results);
+    let mut s = String::new();
+    let title = if sc.raw.scenario.title.is_empty() {
+        sc.name()
+    } else {
+        &sc.raw.scenario.title
+    };
+    let reps = results.first().map_or(0, |r| r.runs.len());
+    let _ = writeln!(
+        s,
+        "{title}  ({reps} replications, seed {})",
+        sc.raw.scenario.seed
+    );
+    let w = results
+        .iter()
+        .map(|r| r.point.label.len())
+        .max()
+        .unwrap_or(5)
+        .max(5);
+    let _ = write!(s, "{:w$}", "point");
+    for m in &metrics {
+        let _ = write!(s, "  {m:>26}");
+    }
+    s.push('\n');
+    for r in results {
+        let _ = write!(s, "{:w$}", r.point.label);
+        for m in &metrics {
+            match r.summary.get(m) {
+                Some(x) => {
+                    let _ = write!(s, "  {:>26}", format!("{:.6} ± {:.6}", x.mean, x.sd));
+                }
+                None => {
+                    let _ = write!(s, "  {:>26}", "-");
+                }
+            }
+        }
+        s.push('\n');
+    }
+    s
+}
+
+pub fn json(sc: &Scenario, results: &[PointResult], seed: u64) -> serde_json::Value {
+    json!({
+        "msll_version": VERSION,
+        "scenario": sc.name(),
+        "title": sc.raw.scenario.title,
+        "source": sc.raw.scenario.source,
+        "file": sc.file,
+        "seed": seed,
+        "replications": results.first().map_or(0, |r| r.runs.len()),
+        "points": results.iter().map(|r| json!({
+            "label": r.point.label,
+            "link": r.point.link,
+            "topology": r.point.topology,
+            "level": r.point.level,
+            "scheme": r.point.scheme,
+            "config": r.point.config,
+            "metrics": r.summary,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+pub fn summary_csv(sc: &Scenario, results: &[PointResult], seed: u64) -> String {
+    let mut s = String::from(
+        "scenario,point,link,topology,level,scheme,metric,mean,sd,n,seed,msll_version\n",
+    );
+    for r in results {
+        let p = &r.point;
+        for (k, v) in &r.summary {
+            let _ = writeln!(
+                s,
+                "{},{},{},{},{},{},{},{},{},{},{},{}",
+                csv_field(sc.name()),
+                csv_field(&p.label),
+                p.link,
+                p.topology,
+                p.level,
+                csv_field(&p.scheme),
+                k,
+                v.mean,
+                v.sd,
+                v.n,
+                seed,
+                VERSION
+            );
+        }
+    }
+    s
+}
+
+pub fn runs_csv(sc: &Scenario, results: &[PointResult], seed: u64) -> String {
+    let mut s =
+        String::from("scenario,point,link,topology,level,scheme,replication,metric,value,seed\n");
+    for r in results {
+        let p = &r.point;
+        for (i, run) in r.runs.iter().enumerate() {
+            for (k, v) in &run.metrics {
+                let _ = writeln!(
+                    s,
+                    "{},{},{},{},{},{},{},{},{},{}",
+                    csv_field(sc.name()),
+                    csv_field(&p.label),
+                    p.link,
+                    p.topology,
+                    p.level,
+                    csv_field(&p.scheme),
+                    i,
+                    k,
+                    v,
+                    seed
+                );
+            }
+        }
+    }
+    s
+}

@@ -1,0 +1,477 @@
+//! Scenario files: TOML data describing an experiment (a figure of the seeds) as a sweep of
+//! points, each expanded into fully resolved `SimConfig`s.
+//!
+//! ```toml
+//! [scenario]
+//! name = "fig5_4"
+//! title = "Seed 004 Fig. 5.4: loss over one Cellular link (LAN1)"
+//! metrics = ["conf.loss"]
+//! replications = 30
+//! seed = 1
+//!
+//! [link]
+//! preset = "cellular"          # cellular | pcs | wlan | hscsd | wlan11b
+//!
+//! [topology]
+//! name = "LAN1"                # LAN1 | WAN1 | LAN2 | WAN2
+//!
+//! [[app]]
+//! kind = "conference"          # defaults from the link preset (Table 5.1)
+//!
+//! [sweep]
+//! level = [1, 2, 3, 4]         # error levels (0 = error-free)
+//! scheme = ["default"]
+//! ```
+//!
+//! Unknown keys, impossible values and unknown presets are errors that name the file, the key and
+//! the value.
+
+use std::path::{Path, PathBuf};
+
+use msll_proto::SchemeConfig;
+use msll_sim::error_model::ErrorSpec;
+use msll_sim::presets::{self, LinkSpec, Topology};
+use msll_sim::{AppSpec, SimConfig, TrafficStreams};
+use serde::{Deserialize, Serialize};
+
+/// A scenario problem: always names the file, and the key and value where there is one.
+#[derive(Debug, thiserror::Error)]
+#[error("{file}: {msg}")]
+pub struct ScenarioError {
+    pub file: String,
+    pub msg: String,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioFile {
+    pub scenario: Meta,
+    pub link: LinkSection,
+    #[serde(default)]
+    pub topology: TopologySection,
+    #[serde(default)]
+    pub app: Vec<AppSection>,
+    #[serde(default)]
+    pub sweep: Sweep,
+    #[serde(default)]
+    pub sim: SimSection,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Meta {
+    pub name: String,
+    #[serde(default)]
+    pub title: String,
+    /// Where the experiment comes from ("seed 004 Fig. 5.4").
+    #[serde(default)]
+    pub source: String,
+    /// Primary metrics shown in tables and plots.
+    #[serde(default)]
+    pub metrics: Vec<String>,
+    #[serde(default = "thirty")]
+    pub replications: u32,
+    #[serde(default = "one")]
+    pub seed: u64,
+    /// Source stop time; default: the link preset's run length (2000 s, WLAN 500 s).
+    pub duration_s: Option<f64>,
+    #[serde(default = "drain")]
+    pub drain_s: f64,
+}
+
+fn thirty() -> u32 {
+    30
+}
+fn one() -> u64 {
+    1
+}
+fn drain() -> f64 {
+    30.0
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSection {
+    /// Wireless link preset (the default for the `link` sweep axis).
+    pub preset: Option<String>,
+    pub rate_bps: Option<i64>,
+    pub delay_s: Option<f64>,
+    pub frame_payload: Option<i64>,
+    /// Replaces the preset's error levels with one explicit model.
+    pub error: Option<ErrorSpec>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct TopologySection {
+    pub name: Option<String>,
+    /// Wired link preset override ("lan" | "wan"); default: the topology's.
+    pub wired: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct AppSection {
+    pub kind: String,
+    pub peak_rate_bps: Option<i64>,
+    pub packet_size: Option<i64>,
+    pub talk_mean_s: Option<f64>,
+    pub silence_mean_s: Option<f64>,
+    pub start_s: Option<f64>,
+    pub tos: Option<u8>,
+}
+
+/// A scheme given by short name ("sr-m2") or as a full table.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(untagged)]
+pub enum SchemeRef {
+    Name(String),
+    Config(SchemeConfig),
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Sweep {
+    #[serde(default)]
+    pub level: Vec<i64>,
+    #[serde(default)]
+    pub scheme: Vec<SchemeRef>,
+    #[serde(default)]
+    pub topology: Vec<String>,
+    #[serde(default)]
+    pub link: Vec<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimSection {
+    #[serde(default = "fifty")]
+    pub queue_limit: i64,
+    #[serde(default = "yes")]
+    pub pacing: bool,
+    #[serde(default)]
+    pub traffic_streams: TrafficStreams,
+}
+
+impl Default for SimSection {
+    fn default() -> Self {
+        SimSection {
+            queue_limit: 50,
+            pacing: true,
+            traffic_streams: TrafficStreams::Fixed,
+        }
+    }
+}
+
+fn fifty() -> i64 {
+    50
+}
+fn yes() -> bool {
+    true
+}
+
+/// One point of the sweep: its axis values and the configuration of replication 0.
+#[derive(Debug, Clone, Serialize)]
+pub struct Point {
+    pub label: String,
+    pub link: String,
+    pub topology: String,
+    pub level: u8,
+    pub scheme: String,
+    pub config: SimConfig,
+}
+
+/// A parsed, validated scenario.
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    pub file: String,
+    pub dir: PathBuf,
+    pub raw: ScenarioFile,
+    pub text: String,
+    pub points: Vec<Point>,
+}
+
+/// Turn a toml error into one line: file:line: `the offending line`: message.
+fn toml_error(file: &str, text: &str, e: &toml::de::Error) -> ScenarioError {
+    let msg = e.message().replace('\n', " ");
+    let loc = e.span().map(|s| {
+        let line = text[..s.start.min(text.len())].matches('\n').count() + 1;
+        let src = text.lines().nth(line - 1).unwrap_or("").trim().to_string();
+        (line, src)
+    });
+    match loc {
+        Some((line, src)) => ScenarioError {
+            file: format!("{file}:{line}"),
+            msg: format!("`{src}`: {msg}"),
+        },
+        None => ScenarioError {
+            file: file.into(),
+            msg,
+        },
+    }
+}
+
+impl Scenario {
+    pub fn load(path: &Path) -> Result<Self, ScenarioError> {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+            file: file.clone(),
+            msg: format!("cannot read: {e}"),
+        })?;
+        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        Self::parse(&file, &text, &dir)
+    }
+
+    pub fn parse(file: &str, text: &str, dir: &Path) -> Result<Self, ScenarioError> {
+        let raw: ScenarioFile = toml::from_str(text).map_err(|e| toml_error(file, text, &e))?;
+        let err = |msg: String| ScenarioError {
+            file: file.into(),
+            msg,
+        };
+        let m = &raw.scenario;
+        if m.name.trim().is_empty() {
+            return Err(err("scenario.name = \"\": must not be empty".into()));
+        }
+        if m.replications == 0 {
+            return Err(err("scenario.replications = 0: must be at least 1".into()));
+        }
+        if let Some(d) = m.duration_s {
+            if !(d.is_finite() && d > 0.0) {
+                return Err(err(format!(
+                    "scenario.duration_s = {d}: must be a positive number of seconds"
+                )));
+            }
+        }
+        if !(m.drain_s.is_finite() && m.drain_s >= 0.0) {
+            return Err(err(format!(
+                "scenario.drain_s = {}: must be >= 0",
+                m.drain_s
+            )));
+        }
+        if raw.sim.queue_limit < 1 {
+            return Err(err(format!(
+                "sim.queue_limit = {}: must be at least 1 packet",
+                raw.sim.queue_limit
+            )));
+        }
+        let links: Vec<String> = if raw.sweep.link.is_empty() {
+            vec![raw
+                .link
+                .preset
+                .clone()
+                .ok_or_else(|| err("link.preset is missing (or give sweep.link)".into()))?]
+        } else {
+            raw.sweep.link.clone()
+        };
+        for l in &links {
+            if presets::wireless(l).is_none() {
+                return Err(err(format!(
+                    "link.preset = \"{l}\": unknown link preset (known: {})",
+                    presets::WIRELESS_NAMES.join(", ")
+                )));
+            }
+        }
+        let topos: Vec<String> = if raw.sweep.topology.is_empty() {
+            vec![raw.topology.name.clone().unwrap_or_else(|| "LAN1".into())]
+        } else {
+            raw.sweep.topology.clone()
+        };
+        for t in &topos {
+            if Topology::from_name(t).is_none() {
+                return Err(err(format!(
+                    "topology.name = \"{t}\": unknown topology (known: {})",
+                    presets::TOPOLOGY_NAMES.join(", ")
+                )));
+            }
+        }
+        if let Some(w) = &raw.topology.wired {
+            if !presets::WIRED_NAMES.contains(&w.as_str()) {
+                return Err(err(format!(
+                    "topology.wired = \"{w}\": unknown wired link (known: lan, wan)"
+                )));
+            }
+        }
+        let levels: Vec<i64> = if raw.sweep.level.is_empty() {
+            vec![1]
+        } else {
+            raw.sweep.level.clone()
+        };
+        for &l in &levels {
+            if !(0..=4).contains(&l) {
+                return Err(err(format!(
+                    "sweep.level = {l}: error levels are 0 (error-free) to 4"
+                )));
+            }
+        }
+        let schemes: Vec<SchemeConfig> = if raw.sweep.scheme.is_empty() {
+            vec![SchemeConfig::Default]
+        } else {
+            raw.sweep
+                .scheme
+                .iter()
+                .map(|s| match s {
+                    SchemeRef::Name(n) => SchemeConfig::from_name(n).ok_or_else(|| {
+                        err(format!(
+                            "sweep.scheme = \"{n}\": unknown scheme (known: {})",
+                            SchemeConfig::NAMES.join(", ")
+                        ))
+                    }),
+                    SchemeRef::Config(c) => Ok(c.clone()),
+                })
+                .collect::<Result<_, _>>()?
+        };
+        if let Some(r) = raw.link.rate_bps {
+            if r <= 0 {
+                return Err(err(format!(
+                    "link.rate_bps = {r}: must be a positive bit rate"
+                )));
+            }
+        }
+        if let Some(d) = raw.link.delay_s {
+            if !(d.is_finite() && d >= 0.0) {
+                return Err(err(format!("link.delay_s = {d}: must be >= 0 seconds")));
+            }
+        }
+        if let Some(f) = raw.link.frame_payload {
+            if !(1..=65_535).contains(&f) {
+                return Err(err(format!(
+                    "link.frame_payload = {f}: must be 1..=65535 bytes"
+                )));
+            }
+        }
+        if let Some(e) = &raw.link.error {
+            e.validate().map_err(|e| err(format!("link.error.{e}")))?;
+        }
+        if raw.app.is_empty() {
+            return Err(err(
+                "no [[app]] given: a scenario needs at least one application".into(),
+            ));
+        }
+
+        let mut points = Vec::new();
+        for l in &links {
+            let preset = presets::wireless(l).expect("checked");
+            for t in &topos {
+                let topo = Topology::from_name(t).expect("checked");
+                for &lv in &levels {
+                    for s in &schemes {
+                        let mut wireless = preset.link(lv as u8).expect("checked");
+                        if let Some(r) = raw.link.rate_bps {
+                            wireless.rate_bps = r as u64;
+                        }
+                        if let Some(d) = raw.link.delay_s {
+                            wireless.delay_s = d;
+                        }
+                        if let Some(f) = raw.link.frame_payload {
+                            wireless.frame_payload = f as usize;
+                        }
+                        if let Some(e) = &raw.link.error {
+                            if lv > 0 {
+                                wireless.error = e.clone();
+                            }
+                        }
+                        let wired_name = raw.topology.wired.as_deref().unwrap_or(topo.wired_name());
+                        let wired: LinkSpec =
+                            presets::wired(wired_name, wireless.frame_payload).expect("checked");
+                        let apps = raw
+                            .app
+                            .iter()
+                            .enumerate()
+                            .map(|(i, a)| app_spec(i, a, &preset, &wireless))
+                            .collect::<Result<Vec<_>, String>>()
+                            .map_err(err)?;
+                        let config = SimConfig {
+                            topology: topo,
+                            wired,
+                            wireless,
+                            scheme: s.clone(),
+                            queue_limit: raw.sim.queue_limit as usize,
+                            pacing: raw.sim.pacing,
+                            apps,
+                            duration_s: m.duration_s.unwrap_or(preset.run_s),
+                            drain_s: m.drain_s,
+                            seed: m.seed,
+                            replication: 0,
+                            traffic_streams: raw.sim.traffic_streams,
+                        };
+                        let scheme = s.label();
+                        points.push(Point {
+                            label: format!("{l}/{}/L{lv}/{scheme}", topo.name()),
+                            link: l.clone(),
+                            topology: topo.name().into(),
+                            level: lv as u8,
+                            scheme,
+                            config,
+                        });
+                    }
+                }
+            }
+        }
+        Ok(Scenario {
+            file: file.into(),
+            dir: dir.to_path_buf(),
+            raw,
+            text: text.into(),
+            points,
+        })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.raw.scenario.name
+    }
+}
+
+fn app_spec(
+    i: usize,
+    a: &AppSection,
+    preset: &presets::WirelessPreset,
+    link: &LinkSpec,
+) -> Result<AppSpec, String> {
+    let pos = |field: &str, v: Option<i64>, default: i64| -> Result<i64, String> {
+        let v = v.unwrap_or(default);
+        if v <= 0 {
+            Err(format!("app[{i}].{field} = {v}: must be positive"))
+        } else {
+            Ok(v)
+        }
+    };
+    let nonneg = |field: &str, v: Option<f64>, default: f64| -> Result<f64, String> {
+        let v = v.unwrap_or(default);
+        if !(v.is_finite() && v >= 0.0) {
+            Err(format!("app[{i}].{field} = {v}: must be >= 0"))
+        } else {
+            Ok(v)
+        }
+    };
+    match a.kind.as_str() {
+        "conference" => {
+            let packet_size = pos("packet_size", a.packet_size, link.frame_payload as i64)?;
+            if packet_size < msll_sim::app::conference::CONF_MIN_PACKET as i64 {
+                return Err(format!(
+                    "app[{i}].packet_size = {packet_size}: conferencing packets need at least {} bytes",
+                    msll_sim::app::conference::CONF_MIN_PACKET
+                ));
+            }
+            let talk = nonneg("talk_mean_s", a.talk_mean_s, 1.0)?;
+            let silence = nonneg("silence_mean_s", a.silence_mean_s, 1.35)?;
+            if talk == 0.0 {
+                return Err(format!("app[{i}].talk_mean_s = 0: must be positive"));
+            }
+            Ok(AppSpec::Conference {
+                peak_rate_bps: pos(
+                    "peak_rate_bps",
+                    a.peak_rate_bps,
+                    preset.conf_rate_bps as i64,
+                )? as u64,
+                packet_size: packet_size as usize,
+                talk_mean_s: talk,
+                silence_mean_s: silence,
+                start_s: nonneg("start_s", a.start_s, 0.0)?,
+                tos: a.tos.unwrap_or(0),
+            })
+        }
+        other => Err(format!(
+            "app[{i}].kind = \"{other}\": unknown application (known: conference)"
+        )),
+    }
+}

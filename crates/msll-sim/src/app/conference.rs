@@ -1,0 +1,284 @@
+//! Real-time conferencing over UDP (seed 004 ch. 5 §5.1, seed004-ch5.md §2).
+//!
+//! The speaker alternates talkspurts and silences with exponential durations (means 1 s and
+//! 1.35 s, the PRMA speech model of Nanda, Goodman and Timor). While talking it sends fixed-size
+//! packets at the isochronous interval size*8/peak_rate. AMB-9 (seed004-ch5 §10): packets at
+//! t0, t0+D, ... while talk time remains, at least one packet per talkspurt; the first packet of
+//! the next talkspurt follows the last one after the interval plus the silence (as ns-2's EXPOO).
+//!
+//! Packet layout (real bytes): IPv4 (20) + UDP (8) + sequence number (4) + send timestamp in ns
+//! (8), padded to the configured size; the instrumentation the seed added to its UDP agents
+//! (seed004-ch5 §2.6). The sink computes loss from sequence numbers and delay from timestamps.
+
+use bytes::{BufMut, BytesMut};
+use msll_proto::wire::ip::{IpProto, Ipv4Repr, UdpRepr, IPV4_HEADER_LEN, UDP_HEADER_LEN};
+use msll_proto::{Duration, Instant, Packet};
+use rand::Rng;
+use rand_distr::Exp1;
+
+use crate::rng::SimRng;
+
+/// Bytes of headers + instrumentation; the smallest conferencing packet.
+pub const CONF_MIN_PACKET: usize = IPV4_HEADER_LEN + UDP_HEADER_LEN + 12;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Addressing {
+    pub src: [u8; 4],
+    pub dst: [u8; 4],
+    pub src_port: u16,
+    pub dst_port: u16,
+    pub tos: u8,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Phase {
+    Talking { until: Instant, first: bool },
+    Silent { until: Instant },
+}
+
+/// The talkspurt source.
+#[derive(Debug, Clone)]
+pub struct OnOffSource {
+    addr: Addressing,
+    size: usize,
+    interval: Duration,
+    talk_mean_s: f64,
+    silence_mean_s: f64,
+    stop_at: Instant,
+    phase: Phase,
+    next_send: Instant,
+    seq: u32,
+    rng: SimRng,
+    pub sent: u64,
+}
+
+impl OnOffSource {
+    /// # Panics
+    /// If `size` < [`CONF_MIN_PACKET`] or the rate is zero (validated by the configuration layer).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        addr: Addressing,
+        size: usize,
+        peak_bps: u64,
+        talk_mean_s: f64,
+        silence_mean_s: f64,
+        start: Instant,
+        stop_at: Instant,
+        mut rng: SimRng,
+    ) -> Self {
+        assert!(size >= CONF_MIN_PACKET && peak_bps > 0);
+        let interval =
+            Duration::from_nanos(((size as u128 * 8 * 1_000_000_000) / peak_bps as u128) as u64);
+        let talk = Duration::from_secs_f64(rng.sample::<f64, _>(Exp1) * talk_mean_s);
+        OnOffSource {
+            addr,
+            size,
+            interval,
+            talk_mean_s,
+            silence_mean_s,
+            stop_at,
+            phase: Phase::Talking {
+                until: start + talk,
+                first: true,
+            },
+            next_send: start,
+            seq: 0,
+            rng,
+            sent: 0,
+        }
+    }
+
+    pub fn interval(&self) -> Duration {
+        self.interval
+    }
+
+    fn build(&mut self, now: Instant) -> Packet {
+        let mut b = BytesMut::with_capacity(self.size);
+        b.resize(IPV4_HEADER_LEN + UDP_HEADER_LEN, 0);
+        Ipv4Repr {
+            src: self.addr.src,
+            dst: self.addr.dst,
+            protocol: IpProto::UDP,
+            tos: self.addr.tos,
+            total_len: self.size as u16,
+            ident: self.seq as u16,
+            ttl: 64,
+            header_len: IPV4_HEADER_LEN,
+        }
+        .emit(&mut b[..IPV4_HEADER_LEN]);
+        UdpRepr {
+            src_port: self.addr.src_port,
+            dst_port: self.addr.dst_port,
+            len: (self.size - IPV4_HEADER_LEN) as u16,
+        }
+        .emit(&mut b[IPV4_HEADER_LEN..]);
+        b.put_u32(self.seq);
+        b.put_u64(now.as_nanos());
+        b.resize(self.size, 0);
+        self.seq += 1;
+        self.sent += 1;
+        Packet::new(b.freeze())
+    }
+
+    pub fn handle_timeout(&mut self, now: Instant, out: &mut Vec<Packet>) {
+        loop {
+            if self.next_send > now || self.next_send >= self.stop_at {
+                return;
+            }
+            match self.phase {
+                Phase::Talking { until, first } => {
+                    if first || self.next_send < until {
+                        let t = self.next_send;
+                        out.push(self.build(t));
+                        self.next_send = t + self.interval;
+                        self.phase = Phase::Talking {
+                            until,
+                            first: false,
+                        };
+                    } else {
+                        let silence = Duration::from_secs_f64(
+                            self.rng.sample::<f64, _>(Exp1) * self.silence_mean_s,
+                        );
+                        // ns-2's exponential on/off source adds the off time to the regular
+                        // interval, so packets are never closer than the interval and a Default
+                        // link shows the constant minimum delay (seed004-ch5 §3 M2).
+                        let end = self.next_send + silence;
+                        self.phase = Phase::Silent { until: end };
+                        self.next_send = end;
+                    }
+                }
+                Phase::Silent { until } => {
+                    let talk =
+                        Duration::from_secs_f64(self.rng.sample::<f64, _>(Exp1) * self.talk_mean_s);
+                    self.phase = Phase::Talking {
+                        until: until + talk,
+                        first: true,
+                    };
+                    self.next_send = until;
+                }
+            }
+        }
+    }
+
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        (self.next_send < self.stop_at).then_some(self.next_send)
+    }
+}
+
+/// Instrumented UDP receiver: loss by sequence number, per-packet delay statistics.
+#[derive(Debug, Clone, Default)]
+pub struct UdpSink {
+    seen: Vec<bool>,
+    pub received: u64,
+    pub duplicates: u64,
+    pub malformed: u64,
+    count: u64,
+    mean_ms: f64,
+    m2: f64,
+    pub min_ms: f64,
+    pub max_ms: f64,
+}
+
+impl UdpSink {
+    pub fn new() -> Self {
+        UdpSink {
+            min_ms: f64::INFINITY,
+            ..Default::default()
+        }
+    }
+
+    pub fn handle_packet(&mut self, now: Instant, pkt: &Packet) {
+        let b = pkt.as_slice();
+        let off = IPV4_HEADER_LEN + UDP_HEADER_LEN;
+        if b.len() < off + 12 {
+            self.malformed += 1;
+            return;
+        }
+        let seq = u32::from_be_bytes([b[off], b[off + 1], b[off + 2], b[off + 3]]) as usize;
+        let mut ts = [0u8; 8];
+        ts.copy_from_slice(&b[off + 4..off + 12]);
+        let sent = Instant::from_nanos(u64::from_be_bytes(ts));
+        if seq >= self.seen.len() {
+            self.seen.resize((seq + 1).max(self.seen.len() * 2), false);
+        }
+        if self.seen[seq] {
+            self.duplicates += 1;
+            return;
+        }
+        self.seen[seq] = true;
+        self.received += 1;
+        // Welford: numerically stable over 10^5 samples.
+        let d = (now - sent).as_millis_f64();
+        self.count += 1;
+        let delta = d - self.mean_ms;
+        self.mean_ms += delta / self.count as f64;
+        self.m2 += delta * (d - self.mean_ms);
+        self.min_ms = self.min_ms.min(d);
+        self.max_ms = self.max_ms.max(d);
+    }
+
+    pub fn mean_delay_ms(&self) -> f64 {
+        self.mean_ms
+    }
+    /// Sample standard deviation (AMB-12).
+    pub fn sd_delay_ms(&self) -> f64 {
+        if self.count > 1 {
+            (self.m2 / (self.count - 1) as f64).sqrt()
+        } else {
+            0.0
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Streams;
+
+    fn addr() -> Addressing {
+        Addressing {
+            src: [10, 0, 0, 1],
+            dst: [10, 0, 0, 3],
+            src_port: 5000,
+            dst_port: 5000,
+            tos: 0,
+        }
+    }
+
+    #[test]
+    fn activity_factor_and_interval() {
+        // Cellular: 50 B at 9.6 kbit/s = 41.67 ms; activity 1/(1+1.35) = 42.55 %.
+        let stop = Instant::from_secs_f64(20_000.0);
+        let mut s = OnOffSource::new(
+            addr(),
+            50,
+            9600,
+            1.0,
+            1.35,
+            Instant::ZERO,
+            stop,
+            Streams::new(1, 0).fixed("c"),
+        );
+        assert_eq!(s.interval().as_nanos(), 41_666_666);
+        let mut out = Vec::new();
+        while let Some(t) = s.poll_timeout() {
+            s.handle_timeout(t, &mut out);
+        }
+        // each cycle: talk (mean 1 s, ceil(T/D) packets ~ T/D + 0.5) + D + silence (1.35 s)
+        let expected = 20_000.0 / (2.35 + 0.041_666_666) * (1.0 / 0.041_666_666 + 0.5);
+        let got = out.len() as f64;
+        assert!(
+            (got / expected - 1.0).abs() < 0.03,
+            "packets {got} vs ~{expected}"
+        );
+        // strictly increasing timestamps, never closer than the interval
+        let mut sink = UdpSink::new();
+        for p in &out {
+            assert_eq!(p.len(), 50);
+            sink.handle_packet(Instant::from_secs_f64(30_000.0), p);
+        }
+        assert_eq!(sink.received, out.len() as u64);
+        sink.handle_packet(Instant::ZERO, &out[0]);
+        assert_eq!(sink.duplicates, 1);
+    }
+}

@@ -1,0 +1,67 @@
+//! One fully resolved simulation run: what `msll-lab` builds from a scenario point, and what is
+//! recorded next to every result. Every field has a name and a unit; nothing is implicit.
+
+use msll_proto::SchemeConfig;
+use serde::{Deserialize, Serialize};
+
+use crate::presets::{LinkSpec, Topology};
+
+/// Whether traffic streams repeat in every replication (seed 004 ch. 3: "always seeded with the
+/// same number for all repetitions") or differ per replication.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum TrafficStreams {
+    #[default]
+    Fixed,
+    PerReplication,
+}
+
+/// An application instance. Sources sit on the first node (wired host, or wireless host A) and
+/// sinks on the last (wireless host, or wireless host B), as in seed 004 §3.3.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum AppSpec {
+    /// Talkspurt conferencing over UDP (seed 004 ch. 5).
+    Conference {
+        peak_rate_bps: u64,
+        packet_size: usize,
+        #[serde(default = "talk")]
+        talk_mean_s: f64,
+        #[serde(default = "silence")]
+        silence_mean_s: f64,
+        #[serde(default)]
+        start_s: f64,
+        /// TOS/DS byte written into every packet.
+        #[serde(default)]
+        tos: u8,
+    },
+}
+
+fn talk() -> f64 {
+    1.0
+}
+fn silence() -> f64 {
+    1.35
+}
+
+/// A single run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimConfig {
+    pub topology: Topology,
+    pub wired: LinkSpec,
+    pub wireless: LinkSpec,
+    pub scheme: SchemeConfig,
+    /// DropTail limit of every interface queue, in packets (ns-2 default 50).
+    pub queue_limit: usize,
+    /// Classifier paces IP at the nominal wireless rate (seed 004 ch. 6/7).
+    pub pacing: bool,
+    pub apps: Vec<AppSpec>,
+    /// Sources stop generating at this time (seconds).
+    pub duration_s: f64,
+    /// Extra simulated time after `duration_s` for packets in flight to arrive (AMB-10: drain).
+    pub drain_s: f64,
+    pub seed: u64,
+    pub replication: u32,
+    pub traffic_streams: TrafficStreams,
+}

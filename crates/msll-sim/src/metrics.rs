@@ -1,0 +1,64 @@
+//! Per-run metrics and their aggregation over replications.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// Named metrics of one run (a `BTreeMap`: deterministic order in every output).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunResult {
+    pub metrics: BTreeMap<String, f64>,
+}
+
+impl RunResult {
+    pub fn set(&mut self, k: &str, v: f64) {
+        self.metrics.insert(k.to_string(), v);
+    }
+    pub fn get(&self, k: &str) -> Option<f64> {
+        self.metrics.get(k).copied()
+    }
+}
+
+/// Mean, sample standard deviation and count of one metric over replications.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    pub mean: f64,
+    pub sd: f64,
+    pub n: usize,
+}
+
+impl Summary {
+    pub fn of(xs: &[f64]) -> Summary {
+        let n = xs.len();
+        if n == 0 {
+            return Summary {
+                mean: f64::NAN,
+                sd: f64::NAN,
+                n,
+            };
+        }
+        let mean = xs.iter().sum::<f64>() / n as f64;
+        let sd = if n > 1 {
+            (xs.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1) as f64).sqrt()
+        } else {
+            0.0
+        };
+        Summary { mean, sd, n }
+    }
+}
+
+/// Summaries of every metric across the runs of one point.
+pub fn summarize(runs: &[RunResult]) -> BTreeMap<String, Summary> {
+    let mut keys: Vec<&String> = runs.iter().flat_map(|r| r.metrics.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    keys.into_iter()
+        .map(|k| {
+            let xs: Vec<f64> = runs
+                .iter()
+                .filter_map(|r| r.metrics.get(k).copied())
+                .collect();
+            (k.clone(), Summary::of(&xs))
+        })
+        .collect()
+}

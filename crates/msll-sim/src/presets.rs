@@ -1,0 +1,232 @@
+//! Link, topology and application presets of the seeds.
+//!
+//! | preset | rate | delay | frame payload | error model, levels 1..4 | source |
+//! |---|---|---|---|---|---|
+//! | `cellular` | 14.4 kbit/s | 100 ms | 50 B | Bernoulli 1/2/5/10 % | seed 004 Table 3.1 |
+//! | `pcs` | 64 kbit/s | 50 ms | 250 B | two-state, good 10 s @1e-6, bad 0.1/0.2/0.5/1 s @1e-2 | Table 3.2 |
+//! | `wlan` | 2 Mbit/s | 3 ms | 1000 B | byte errors, mean 2^17/2^16/2^15/2^14 B | Table 3.3 |
+//! | `hscsd` | 86.4 kbit/s | 100 ms | 100 B | Bernoulli 1/2/5/10 % | seeds 000/001 Table I |
+//! | `wlan11b` | 5 Mbit/s | 3 ms | 1000 B | byte errors, mean 2^17..2^14 B | seeds 000/001 Table I |
+//!
+//! Error level 0 is the error-free link; level 1 is the best conditions and 4 the worst (seed 004
+//! L609). The papers list the 802.11b levels worst-first; msll keeps level 1 = best everywhere.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error_model::{ErrorSpec, InitialState, IntervalUnit};
+
+/// A point-to-point link's parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpec {
+    pub rate_bps: u64,
+    pub delay_s: f64,
+    /// Largest frame payload in bytes (= packet size in the seeds).
+    pub frame_payload: usize,
+    pub error: ErrorSpec,
+}
+
+/// A wireless link preset: the link plus the seeds' application parameters for it.
+#[derive(Debug, Clone)]
+pub struct WirelessPreset {
+    pub name: &'static str,
+    pub rate_bps: u64,
+    pub delay_s: f64,
+    pub frame_payload: usize,
+    /// Error levels 1..=4.
+    pub levels: [ErrorSpec; 4],
+    /// Conferencing peak rate and packet size (seed 004 Table 5.1; seeds 000/001).
+    pub conf_rate_bps: u64,
+    pub conf_packet: usize,
+    /// FTP transfer size in bytes (seed 004 Table 4.1; seeds 000/001).
+    pub ftp_bytes: u64,
+    /// WWW and conferencing run length in seconds.
+    pub run_s: f64,
+    /// The wired link the papers pair with this link type ("lan" or "wan").
+    pub default_wired: &'static str,
+}
+
+fn bern(p: f64) -> ErrorSpec {
+    ErrorSpec::Bernoulli { p }
+}
+fn bytes(mean: f64) -> ErrorSpec {
+    ErrorSpec::ByteInterval {
+        mean,
+        unit: IntervalUnit::Bytes,
+    }
+}
+fn pcs(bad: f64) -> ErrorSpec {
+    ErrorSpec::TwoState {
+        good_mean_s: 10.0,
+        bad_mean_s: bad,
+        ber_good: 1e-6,
+        ber_bad: 1e-2,
+        initial: InitialState::Good,
+    }
+}
+
+pub const WIRELESS_NAMES: &[&str] = &["cellular", "pcs", "wlan", "hscsd", "wlan11b"];
+
+pub fn wireless(name: &str) -> Option<WirelessPreset> {
+    Some(match name {
+        "cellular" => WirelessPreset {
+            name: "cellular",
+            rate_bps: 14_400,
+            delay_s: 0.100,
+            frame_payload: 50,
+            levels: [bern(0.01), bern(0.02), bern(0.05), bern(0.10)],
+            conf_rate_bps: 9_600,
+            conf_packet: 50,
+            ftp_bytes: 2_000_000,
+            run_s: 2000.0,
+            default_wired: "lan",
+        },
+        "pcs" => WirelessPreset {
+            name: "pcs",
+            rate_bps: 64_000,
+            delay_s: 0.050,
+            frame_payload: 250,
+            levels: [pcs(0.1), pcs(0.2), pcs(0.5), pcs(1.0)],
+            conf_rate_bps: 32_000,
+            conf_packet: 250,
+            ftp_bytes: 10_000_000,
+            run_s: 2000.0,
+            default_wired: "lan",
+        },
+        "wlan" => WirelessPreset {
+            name: "wlan",
+            rate_bps: 2_000_000,
+            delay_s: 0.003,
+            frame_payload: 1000,
+            levels: [
+                bytes(131072.0),
+                bytes(65536.0),
+                bytes(32768.0),
+                bytes(16384.0),
+            ],
+            conf_rate_bps: 1_000_000,
+            conf_packet: 1000,
+            ftp_bytes: 100_000_000,
+            run_s: 500.0,
+            default_wired: "lan",
+        },
+        "hscsd" => WirelessPreset {
+            name: "hscsd",
+            rate_bps: 86_400,
+            delay_s: 0.100,
+            frame_payload: 100,
+            levels: [bern(0.01), bern(0.02), bern(0.05), bern(0.10)],
+            // seeds 000/001: speech at 14.4 kbit/s over HSCSD
+            conf_rate_bps: 14_400,
+            conf_packet: 100,
+            // seed 000: 10 MB (seed 001 uses 2 MB; scenarios override)
+            ftp_bytes: 10_000_000,
+            run_s: 2000.0,
+            default_wired: "wan",
+        },
+        "wlan11b" => WirelessPreset {
+            name: "wlan11b",
+            rate_bps: 5_000_000,
+            delay_s: 0.003,
+            frame_payload: 1000,
+            levels: [
+                bytes(131072.0),
+                bytes(65536.0),
+                bytes(32768.0),
+                bytes(16384.0),
+            ],
+            conf_rate_bps: 1_000_000,
+            conf_packet: 1000,
+            ftp_bytes: 100_000_000,
+            run_s: 500.0,
+            default_wired: "lan",
+        },
+        _ => return None,
+    })
+}
+
+impl WirelessPreset {
+    /// The link at error level 0 (error-free) ..= 4.
+    pub fn link(&self, level: u8) -> Option<LinkSpec> {
+        let error = match level {
+            0 => ErrorSpec::None,
+            1..=4 => self.levels[level as usize - 1].clone(),
+            _ => return None,
+        };
+        Some(LinkSpec {
+            rate_bps: self.rate_bps,
+            delay_s: self.delay_s,
+            frame_payload: self.frame_payload,
+            error,
+        })
+    }
+}
+
+pub const WIRED_NAMES: &[&str] = &["lan", "wan"];
+
+/// Wired links: LAN 10 Mbit/s 1 ms, WAN (abstract) 2 Mbit/s 50 ms (seed004-ch1-3 §3.1). Error-free.
+pub fn wired(name: &str, frame_payload: usize) -> Option<LinkSpec> {
+    let (rate_bps, delay_s) = match name {
+        "lan" => (10_000_000, 0.001),
+        "wan" => (2_000_000, 0.050),
+        _ => return None,
+    };
+    Some(LinkSpec {
+        rate_bps,
+        delay_s,
+        frame_payload,
+        error: ErrorSpec::None,
+    })
+}
+
+/// The four topologies of seed 004 §3.3.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Topology {
+    /// wired host -- LAN -- base station ~~ wireless host
+    #[serde(rename = "LAN1")]
+    Lan1,
+    /// wired host -- WAN -- base station ~~ wireless host
+    #[serde(rename = "WAN1")]
+    Wan1,
+    /// wireless host ~~ BS -- LAN -- BS ~~ wireless host
+    #[serde(rename = "LAN2")]
+    Lan2,
+    /// wireless host ~~ BS -- WAN -- BS ~~ wireless host
+    #[serde(rename = "WAN2")]
+    Wan2,
+}
+
+pub const TOPOLOGY_NAMES: &[&str] = &["LAN1", "WAN1", "LAN2", "WAN2"];
+
+impl Topology {
+    pub fn from_name(s: &str) -> Option<Self> {
+        match s.to_ascii_uppercase().as_str() {
+            "LAN1" => Some(Topology::Lan1),
+            "WAN1" => Some(Topology::Wan1),
+            "LAN2" => Some(Topology::Lan2),
+            "WAN2" => Some(Topology::Wan2),
+            _ => None,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Topology::Lan1 => "LAN1",
+            Topology::Wan1 => "WAN1",
+            Topology::Lan2 => "LAN2",
+            Topology::Wan2 => "WAN2",
+        }
+    }
+    /// The wired link this topology names ("lan" or "wan").
+    pub fn wired_name(self) -> &'static str {
+        match self {
+            Topology::Lan1 | Topology::Lan2 => "lan",
+            Topology::Wan1 | Topology::Wan2 => "wan",
+        }
+    }
+    pub fn wireless_links(self) -> usize {
+        match self {
+            Topology::Lan1 | Topology::Wan1 => 1,
+            Topology::Lan2 | Topology::Wan2 => 2,
+        }
+    }
+}

@@ -1,0 +1,705 @@
+//! The discrete-event engine: nodes, interfaces, one-way channels and agents in arenas, driven by
+//! one event queue.
+//!
+//! ```text
+//!  agent --packets--> node.route --> iface.ipq (DropTail) --+-- Plain: link transmitter
+//!                                                            +-- Msll: Endpoint (classifier pacing,
+//!                                                                services, scheduler) --> link
+//!  link: tx time = bytes*8/rate, error model decides at tx start, arrival after tx + delay
+//!  arrival at peer iface --> Plain: peer node.route | Msll: Endpoint.handle_frame --> delivered
+//!                                                    packets --> node.route --> local agent or next hop
+//! ```
+//!
+//! Time is integer nanoseconds; events are ordered by (time, insertion sequence). Protocol timers
+//! are never cancelled: each iface and agent remembers its scheduled wake-up, a new one is pushed
+//! only when the deadline moves earlier, and stale wake-ups are skipped.
+
+use std::collections::VecDeque;
+use std::io::Write;
+use std::path::Path;
+
+use msll_proto::endpoint::Endpoint;
+use msll_proto::{DataRate, Duration, Frame, Instant, LinkInfo, Packet, Role, ServiceStats};
+
+use crate::app::conference::{Addressing, OnOffSource, UdpSink, CONF_MIN_PACKET};
+use crate::config::{AppSpec, SimConfig, TrafficStreams};
+use crate::error_model::{ErrorModel, SpecError};
+use crate::event::EventQueue;
+use crate::metrics::RunResult;
+use crate::presets::LinkSpec;
+use crate::rng::Streams;
+
+type NodeId = usize;
+type IfaceId = usize;
+type AgentId = usize;
+
+enum Payload {
+    Packet(Packet),
+    Frame(Frame),
+}
+
+impl Payload {
+    fn len(&self) -> usize {
+        match self {
+            Payload::Packet(p) => p.len(),
+            Payload::Frame(f) => f.len(),
+        }
+    }
+}
+
+enum Ev {
+    TxDone(IfaceId),
+    Arrive(IfaceId, Payload),
+    IfaceWake(IfaceId),
+    AgentWake(AgentId),
+}
+
+struct Node {
+    name: String,
+    addr: [u8; 4],
+    /// Destination node -> outgoing interface.
+    routes: Vec<Option<IfaceId>>,
+    /// (IP protocol, destination port) -> agent.
+    ports: Vec<(u8, u16, AgentId)>,
+}
+
+enum IfaceKind {
+    Plain,
+    Msll(Box<Endpoint>),
+}
+
+/// Per-direction link counters.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct LinkCounters {
+    pub frames: u64,
+    pub bytes: u64,
+    pub lost: u64,
+    pub queue_drops: u64,
+}
+
+/// The sending side of one one-way channel (and, for wireless links, the endpoint that also
+/// receives the reverse channel's frames).
+struct Iface {
+    node: NodeId,
+    peer: IfaceId,
+    rate: DataRate,
+    delay: Duration,
+    error: ErrorModel,
+    kind: IfaceKind,
+    ipq: VecDeque<Packet>,
+    limit: usize,
+    busy: bool,
+    wake_at: Option<Instant>,
+    wireless: bool,
+    counters: LinkCounters,
+}
+
+enum Agent {
+    OnOff(OnOffSource),
+    UdpSink(UdpSink),
+}
+
+struct AgentSlot {
+    node: NodeId,
+    agent: Agent,
+    wake_at: Option<Instant>,
+}
+
+/// Engine-wide work counters.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct EngineCounters {
+    pub events: u64,
+    /// Frame/packet transmissions on any link (packet-hop transmissions).
+    pub hops: u64,
+}
+
+pub struct Simulation {
+    now: Instant,
+    queue: EventQueue<Ev>,
+    nodes: Vec<Node>,
+    ifaces: Vec<Iface>,
+    agents: Vec<AgentSlot>,
+    out: Vec<Packet>,
+    trace: Option<Box<dyn Write + Send>>,
+    counters: EngineCounters,
+    cfg: SimConfig,
+}
+
+fn link_info(l: &LinkSpec) -> Result<(DataRate, Duration), SpecError> {
+    let rate = DataRate::from_bps(l.rate_bps).ok_or_else(|| SpecError {
+        field: "rate_bps".into(),
+        value: l.rate_bps.to_string(),
+        reason: "must be positive".into(),
+    })?;
+    if !(l.delay_s.is_finite() && l.delay_s >= 0.0) {
+        return Err(SpecError {
+            field: "delay_s".into(),
+            value: l.delay_s.to_string(),
+            reason: "must be >= 0".into(),
+        });
+    }
+    Ok((rate, Duration::from_secs_f64(l.delay_s)))
+}
+
+impl Simulation {
+    /// Build the topology, links, error processes, schemes and applications of `cfg`.
+    /// `base_dir` resolves relative trace-file paths.
+    pub fn new(cfg: &SimConfig, base_dir: &Path) -> Result<Self, SpecError> {
+        let streams = Streams::new(cfg.seed, cfg.replication);
+        let mut sim = Simulation {
+            now: Instant::ZERO,
+            queue: EventQueue::default(),
+            nodes: Vec::new(),
+            ifaces: Vec::new(),
+            agents: Vec::new(),
+            out: Vec::new(),
+            trace: None,
+            counters: EngineCounters::default(),
+            cfg: cfg.clone(),
+        };
+        // seed004-ch1-3 §3: one-link topologies are wired host -- BS ~~ wireless host; two-link
+        // topologies wireless host ~~ BS -- BS ~~ wireless host.
+        let two = cfg.topology.wireless_links() == 2;
+        let names: &[&str] = if two {
+            &["MH-A", "BS-A", "BS-B", "MH-B"]
+        } else {
+            &["FH", "BS", "MH"]
+        };
+        for (i, n) in names.iter().enumerate() {
+            sim.nodes.push(Node {
+                name: n.to_string(),
+                addr: [10, 0, 0, i as u8 + 1],
+                routes: Vec::new(),
+                ports: Vec::new(),
+            });
+        }
+        // (a, b, wireless, which node is the base station)
+        let links: Vec<(NodeId, NodeId, bool)> = if two {
+            vec![(0, 1, true), (1, 2, false), (2, 3, true)]
+        } else {
+            vec![(0, 1, false), (1, 2, true)]
+        };
+        for (li, &(a, b, wireless)) in links.iter().enumerate() {
+            let spec = if wireless { &cfg.wireless } else { &cfg.wired };
+            let (rate, delay) = link_info(spec)
+                .map_err(|e| prefix(e, if wireless { "wireless" } else { "wired" }))?;
+            let ia = sim.ifaces.len();
+            for (dir, (from, _to)) in [(a, b), (b, a)].into_iter().enumerate() {
+                let name = format!("err/link{li}/{}", if dir == 0 { "fwd" } else { "rev" });
+                let error = spec
+                    .error
+                    .build(
+                        streams.per_replication(&format!("{name}/state")),
+                        streams.per_replication(&format!("{name}/draw")),
+                        base_dir,
+                    )
+                    .map_err(|e| prefix(e, "wireless.error"))?;
+                let kind = if wireless {
+                    // The base station is the node with a wired link: node 1 (and node 2 in 2-link).
+                    let role = if from == 1 || (two && from == 2) {
+                        Role::BaseStation
+                    } else {
+                        Role::Host
+                    };
+                    let info = LinkInfo {
+                        rate,
+                        delay,
+                        frame_payload: spec.frame_payload,
+                    };
+                    let svc = cfg.scheme.build(&info, role);
+                    IfaceKind::Msll(Box::new(Endpoint::single(svc, cfg.pacing.then_some(rate))))
+                } else {
+                    IfaceKind::Plain
+                };
+                let id = sim.ifaces.len();
+                sim.ifaces.push(Iface {
+                    node: from,
+                    peer: if dir == 0 { id + 1 } else { id - 1 },
+                    rate,
+                    delay,
+                    error,
+                    kind,
+                    ipq: VecDeque::new(),
+                    limit: cfg.queue_limit.max(1),
+                    busy: false,
+                    wake_at: None,
+                    wireless,
+                    counters: LinkCounters::default(),
+                });
+            }
+            let _ = ia;
+        }
+        sim.compute_routes();
+        let src = 0;
+        let dst = sim.nodes.len() - 1;
+        let stop = Instant::from_secs_f64(cfg.duration_s);
+        for (ai, app) in cfg.apps.iter().enumerate() {
+            let tname = format!("app{ai}");
+            let trng = match cfg.traffic_streams {
+                TrafficStreams::Fixed => streams.fixed(&tname),
+                TrafficStreams::PerReplication => streams.per_replication(&tname),
+            };
+            match *app {
+                AppSpec::Conference {
+                    peak_rate_bps,
+                    packet_size,
+                    talk_mean_s,
+                    silence_mean_s,
+                    start_s,
+                    tos,
+                } => {
+                    if packet_size < CONF_MIN_PACKET {
+                        return Err(SpecError {
+                            field: format!("apps[{ai}].packet_size"),
+                            value: packet_size.to_string(),
+                            reason: format!("conferencing packets need at least {CONF_MIN_PACKET} bytes (headers + instrumentation)"),
+                        });
+                    }
+                    if peak_rate_bps == 0 {
+                        return Err(SpecError {
+                            field: format!("apps[{ai}].peak_rate_bps"),
+                            value: "0".into(),
+                            reason: "must be positive".into(),
+                        });
+                    }
+                    let port = 5000 + ai as u16;
+                    let addr = Addressing {
+                        src: sim.nodes[src].addr,
+                        dst: sim.nodes[dst].addr,
+                        src_port: port,
+                        dst_port: port,
+                        tos,
+                    };
+                    let s = OnOffSource::new(
+                        addr,
+                        packet_size,
+                        peak_rate_bps,
+                        talk_mean_s,
+                        silence_mean_s,
+                        Instant::from_secs_f64(start_s),
+                        stop,
+                        trng,
+                    );
+                    sim.add_agent(src, Agent::OnOff(s), None);
+                    sim.add_agent(
+                        dst,
+                        Agent::UdpSink(UdpSink::new()),
+                        Some((msll_proto::wire::IpProto::UDP, port)),
+                    );
+                }
+            }
+        }
+        Ok(sim)
+    }
+
+    fn add_agent(&mut self, node: NodeId, agent: Agent, port: Option<(u8, u16)>) {
+        let id = self.agents.len();
+        self.agents.push(AgentSlot {
+            node,
+            agent,
+            wake_at: None,
+        });
+        if let Some((proto, p)) = port {
+            self.nodes[node].ports.push((proto, p, id));
+        }
+        self.schedule_agent(id);
+    }
+
+    /// Shortest-path static routes (BFS over the duplex links).
+    fn compute_routes(&mut self) {
+        let n = self.nodes.len();
+        for src in 0..n {
+            let mut first_hop: Vec<Option<IfaceId>> = vec![None; n];
+            let mut seen = vec![false; n];
+            seen[src] = true;
+            let mut q = VecDeque::new();
+            for (i, f) in self.ifaces.iter().enumerate() {
+                if f.node == src {
+                    let to = self.ifaces[f.peer].node;
+                    if !seen[to] {
+                        seen[to] = true;
+                        first_hop[to] = Some(i);
+                        q.push_back(to);
+                    }
+                }
+            }
+            while let Some(u) = q.pop_front() {
+                for f in self.ifaces.iter() {
+                    if f.node == u {
+                        let to = self.ifaces[f.peer].node;
+                        if !seen[to] {
+                            seen[to] = true;
+                            first_hop[to] = first_hop[u];
+                            q.push_back(to);
+                        }
+                    }
+                }
+            }
+            self.nodes[src].routes = first_hop;
+        }
+    }
+
+    /// Write an ns-2-like per-event trace: `<ev> <time> <from> <to> <kind> <bytes> <id>`
+    /// with ev `+` enqueue, `-` transmit, `r` receive, `d` queue drop, `e` error loss.
+    pub fn set_trace(&mut self, w: Box<dyn Write + Send>) {
+        self.trace = Some(w);
+    }
+
+    fn trace(&mut self, ev: char, iface: IfaceId, kind: &str, bytes: usize, id: u32) {
+        if let Some(w) = self.trace.as_mut() {
+            let f = &self.ifaces[iface];
+            let (a, b) = (f.node, self.ifaces[f.peer].node);
+            let _ = writeln!(
+                w,
+                "{ev} {:.9} {a} {b} {kind} {bytes} {id}",
+                self.now.as_secs_f64()
+            );
+        }
+    }
+
+    pub fn now(&self) -> Instant {
+        self.now
+    }
+
+    /// Run until the queue is empty or simulated time passes `until`.
+    pub fn run_until(&mut self, until: Instant) {
+        while let Some(t) = self.queue.peek_time() {
+            if t > until {
+                break;
+            }
+            let (t, ev) = self.queue.pop().expect("peeked");
+            self.now = t;
+            self.counters.events += 1;
+            match ev {
+                Ev::TxDone(i) => {
+                    self.ifaces[i].busy = false;
+                    self.kick(i);
+                }
+                Ev::Arrive(i, payload) => self.arrive(i, payload),
+                Ev::IfaceWake(i) => {
+                    if self.ifaces[i].wake_at == Some(t) {
+                        self.ifaces[i].wake_at = None;
+                        if let IfaceKind::Msll(ep) = &mut self.ifaces[i].kind {
+                            ep.handle_timeout(t);
+                        }
+                        self.kick(i);
+                    }
+                }
+                Ev::AgentWake(a) => {
+                    if self.agents[a].wake_at == Some(t) {
+                        self.agents[a].wake_at = None;
+                        self.agent_timeout(a);
+                    }
+                }
+            }
+        }
+        if self.now < until && self.queue.is_empty() {
+            self.now = until;
+        }
+    }
+
+    /// Run the configured scenario to its end (sources stop at `duration_s`, then drain).
+    pub fn run(&mut self) -> RunResult {
+        let end = Instant::from_secs_f64(self.cfg.duration_s + self.cfg.drain_s);
+        self.run_until(end);
+        self.result()
+    }
+
+    fn route(&mut self, node: NodeId, pkt: Packet) {
+        let b = pkt.as_slice();
+        if b.len() < 20 {
+            return;
+        }
+        let dst = [b[16], b[17], b[18], b[19]];
+        let dst_node = (dst[3] as usize).wrapping_sub(1);
+        if dst_node == node {
+            let proto = b[9];
+            let ihl = ((b[0] & 0x0f) as usize) * 4;
+            let port = if b.len() >= ihl + 4 {
+                u16::from_be_bytes([b[ihl + 2], b[ihl + 3]])
+            } else {
+                0
+            };
+            if let Some(&(_, _, a)) = self.nodes[node]
+                .ports
+                .iter()
+                .find(|&&(pr, po, _)| pr == proto && po == port)
+            {
+                self.agent_packet(a, pkt);
+            }
+            return;
+        }
+        let Some(Some(iface)) = self.nodes[node].routes.get(dst_node).copied() else {
+            return;
+        };
+        let f = &mut self.ifaces[iface];
+        if f.ipq.len() >= f.limit {
+            f.counters.queue_drops += 1;
+            let id = ident(&pkt);
+            self.trace('d', iface, "ip", pkt.len(), id);
+            return;
+        }
+        let (len, id) = (pkt.len(), ident(&pkt));
+        f.ipq.push_back(pkt);
+        self.trace('+', iface, "ip", len, id);
+        self.kick(iface);
+    }
+
+    /// Move work forward on an interface: feed the endpoint (paced), start a transmission if the
+    /// link is free, deliver received packets, and schedule the next wake-up.
+    fn kick(&mut self, i: IfaceId) {
+        let now = self.now;
+        let f = &mut self.ifaces[i];
+        let mut start: Option<Payload> = None;
+        let mut delivered: Vec<Packet> = Vec::new();
+        match &mut f.kind {
+            IfaceKind::Plain => {
+                if !f.busy {
+                    start = f.ipq.pop_front().map(Payload::Packet);
+                }
+            }
+            IfaceKind::Msll(ep) => {
+                while !f.ipq.is_empty() && ep.next_accept() <= now {
+                    let p = f.ipq.pop_front().expect("non-empty");
+                    ep.handle_packet(now, p);
+                }
+                if !f.busy {
+                    start = ep.poll_transmit(now).map(Payload::Frame);
+                }
+                while let Some(p) = ep.poll_deliver() {
+                    delivered.push(p);
+                }
+                let mut wake = ep.poll_timeout();
+                if !f.ipq.is_empty() {
+                    let na = ep.next_accept();
+                    wake = Some(wake.map_or(na, |w| w.min(na)));
+                }
+                if let Some(w) = wake {
+                    let w = w.max(now);
+                    if f.wake_at.is_none_or(|cur| w < cur || cur < now) {
+                        f.wake_at = Some(w);
+                        self.queue.push(w, Ev::IfaceWake(i));
+                    }
+                }
+            }
+        }
+        if let Some(p) = start {
+            self.transmit(i, p);
+        }
+        let node = self.ifaces[i].node;
+        for p in delivered {
+            self.route(node, p);
+        }
+    }
+
+    fn transmit(&mut self, i: IfaceId, payload: Payload) {
+        let now = self.now;
+        let len = payload.len();
+        let f = &mut self.ifaces[i];
+        f.busy = true;
+        let tx = f.rate.tx_time(len);
+        let lost = f.error.frame_lost(now, now + tx, len);
+        f.counters.frames += 1;
+        f.counters.bytes += len as u64;
+        self.counters.hops += 1;
+        let arrive = now + tx + f.delay;
+        let peer = f.peer;
+        self.queue.push(now + tx, Ev::TxDone(i));
+        let (kind, id) = match &payload {
+            Payload::Packet(p) => ("ip", ident(p)),
+            Payload::Frame(fr) => ("frame", fr.first_byte() as u32),
+        };
+        self.trace('-', i, kind, len, id);
+        if lost {
+            self.ifaces[i].counters.lost += 1;
+            self.trace('e', i, kind, len, id);
+        } else {
+            self.queue.push(arrive, Ev::Arrive(peer, payload));
+        }
+    }
+
+    fn arrive(&mut self, i: IfaceId, payload: Payload) {
+        // `i` is the receiving side: trace from the sender's perspective.
+        let from = self.ifaces[i].peer;
+        let len = payload.len();
+        match payload {
+            Payload::Packet(p) => {
+                let id = ident(&p);
+                self.trace('r', from, "ip", len, id);
+                let node = self.ifaces[i].node;
+                self.route(node, p);
+            }
+            Payload::Frame(fr) => {
+                self.trace('r', from, "frame", len, fr.first_byte() as u32);
+                if let IfaceKind::Msll(ep) = &mut self.ifaces[i].kind {
+                    ep.handle_frame(self.now, fr);
+                }
+                self.kick(i);
+            }
+        }
+    }
+
+    fn agent_packet(&mut self, a: AgentId, pkt: Packet) {
+        let now = self.now;
+        match &mut self.agents[a].agent {
+            Agent::UdpSink(s) => s.handle_packet(now, &pkt),
+            Agent::OnOff(_) => {}
+        }
+        self.flush_agent(a);
+    }
+
+    fn agent_timeout(&mut self, a: AgentId) {
+        let now = self.now;
+        let mut out = std::mem::take(&mut self.out);
+        match &mut self.agents[a].agent {
+            Agent::OnOff(s) => s.handle_timeout(now, &mut out),
+            Agent::UdpSink(_) => {}
+        }
+        self.out = out;
+        self.flush_agent(a);
+    }
+
+    fn flush_agent(&mut self, a: AgentId) {
+        let node = self.agents[a].node;
+        let mut out = std::mem::take(&mut self.out);
+        for p in out.drain(..) {
+            self.route(node, p);
+        }
+        self.out = out;
+        self.schedule_agent(a);
+    }
+
+    fn schedule_agent(&mut self, a: AgentId) {
+        let now = self.now;
+        let slot = &mut self.agents[a];
+        let t = match &slot.agent {
+            Agent::OnOff(s) => s.poll_timeout(),
+            Agent::UdpSink(_) => None,
+        };
+        if let Some(t) = t {
+            let t = t.max(now);
+            if slot.wake_at.is_none_or(|cur| t < cur || cur < now) {
+                slot.wake_at = Some(t);
+                self.queue.push(t, Ev::AgentWake(a));
+            }
+        }
+    }
+
+    pub fn engine_counters(&self) -> EngineCounters {
+        self.counters
+    }
+
+    /// Per-direction counters of the wireless links, in topology order.
+    pub fn wireless_counters(&self) -> Vec<LinkCounters> {
+        self.ifaces
+            .iter()
+            .filter(|f| f.wireless)
+            .map(|f| f.counters)
+            .collect()
+    }
+
+    /// Sum of all wireless endpoints' service counters.
+    pub fn scheme_stats(&self) -> ServiceStats {
+        let mut s = ServiceStats::default();
+        for f in &self.ifaces {
+            if let IfaceKind::Msll(ep) = &f.kind {
+                for st in ep.service_stats() {
+                    s.add(&st);
+                }
+            }
+        }
+        s
+    }
+
+    pub fn node_names(&self) -> Vec<String> {
+        self.nodes.iter().map(|n| n.name.clone()).collect()
+    }
+
+    /// Collect the metrics of this run.
+    pub fn result(&self) -> RunResult {
+        let mut r = RunResult::default();
+        let mut sources = self.agents.iter().filter_map(|a| match &a.agent {
+            Agent::OnOff(s) => Some(s),
+            _ => None,
+        });
+        let sinks = self.agents.iter().filter_map(|a| match &a.agent {
+            Agent::UdpSink(s) => Some(s),
+            _ => None,
+        });
+        for (k, sink) in sinks.enumerate() {
+            let src = sources.next().expect("every sink has a source");
+            let p = if k == 0 {
+                "conf".to_string()
+            } else {
+                format!("conf{k}")
+            };
+            let sent = src.sent as f64;
+            r.set(&format!("{p}.sent"), sent);
+            r.set(&format!("{p}.received"), sink.received as f64);
+            r.set(
+                &format!("{p}.loss"),
+                if sent > 0.0 {
+                    1.0 - sink.received as f64 / sent
+                } else {
+                    0.0
+                },
+            );
+            let (m, sd) = (sink.mean_delay_ms(), sink.sd_delay_ms());
+            r.set(&format!("{p}.delay_mean_ms"), m);
+            r.set(&format!("{p}.delay_sd_ms"), sd);
+            r.set(&format!("{p}.delay_m1sd_ms"), m + sd);
+            r.set(&format!("{p}.delay_m2sd_ms"), m + 2.0 * sd);
+            r.set(
+                &format!("{p}.delay_min_ms"),
+                if sink.received > 0 { sink.min_ms } else { 0.0 },
+            );
+            r.set(&format!("{p}.delay_max_ms"), sink.max_ms);
+            r.set(&format!("{p}.duplicates"), sink.duplicates as f64);
+        }
+        let wl = self.wireless_counters();
+        let (frames, lost, qd): (u64, u64, u64) = wl.iter().fold((0, 0, 0), |(a, b, c), x| {
+            (a + x.frames, b + x.lost, c + x.queue_drops)
+        });
+        r.set("link.frames", frames as f64);
+        r.set("link.lost", lost as f64);
+        r.set(
+            "link.frame_loss",
+            if frames > 0 {
+                lost as f64 / frames as f64
+            } else {
+                0.0
+            },
+        );
+        r.set("link.bytes", wl.iter().map(|x| x.bytes).sum::<u64>() as f64);
+        r.set(
+            "ip.queue_drops",
+            (qd + self
+                .ifaces
+                .iter()
+                .filter(|f| !f.wireless)
+                .map(|f| f.counters.queue_drops)
+                .sum::<u64>()) as f64,
+        );
+        for (name, v) in self.scheme_stats().fields() {
+            r.set(&format!("ll.{name}"), v as f64);
+        }
+        r.set("sim.events", self.counters.events as f64);
+        r.set("sim.hops", self.counters.hops as f64);
+        r.set("sim.end_s", self.now.as_secs_f64());
+        r
+    }
+}
+
+fn ident(p: &Packet) -> u32 {
+    let b = p.as_slice();
+    if b.len() >= 6 {
+        u16::from_be_bytes([b[4], b[5]]) as u32
+    } else {
+        0
+    }
+}
+
+fn prefix(mut e: SpecError, p: &str) -> SpecError {
+    e.field = format!("{p}.{}", e.field);
+    e
+}
