@@ -668,7 +668,7 @@ mod tests {
             within_3se(measured, p, n as f64 / frames_per_bad);
         }
         // good state alone: 1-(1-1e-6)^2008
-        let good_only = two_state_loss(1e12, 1e-12, 1e-6, 1e-2, 251, 64_000.0);
+        let good_only = two_state_loss(1e6, 1e-3, 1e-6, 1e-2, 251, 64_000.0);
         assert!((good_only - (1.0 - (1.0f64 - 1e-6).powi(2008))).abs() < 1e-6);
     }
 
