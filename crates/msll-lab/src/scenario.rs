@@ -31,6 +31,7 @@ use std::path::{Path, PathBuf};
 use msll_proto::SchemeConfig;
 use msll_sim::error_model::ErrorSpec;
 use msll_sim::presets::{self, LinkSpec, Topology};
+use msll_sim::tcp::TcpConfig;
 use msll_sim::{AppSpec, SimConfig, TrafficStreams};
 use serde::{Deserialize, Serialize};
 
@@ -119,6 +120,18 @@ pub struct AppSection {
     pub silence_mean_s: Option<f64>,
     pub start_s: Option<f64>,
     pub tos: Option<u8>,
+    /// FTP: bytes to transfer (default: the link preset's, seed 004 Table 4.1).
+    pub bytes: Option<i64>,
+    /// TCP preset: "dissertation" (ns-2.1b4 Reno, 500 ms tick; default), "ns2-2.1b4", "ns2-2.35".
+    pub tcp: Option<String>,
+    /// TCP `window_` in packets (default 20, ns-2).
+    pub window: Option<i64>,
+    /// TCP segment size in bytes (default: the link's frame payload, as in the seeds).
+    pub segment_size: Option<i64>,
+    /// TCP clock tick in seconds (overrides the preset's).
+    pub tick: Option<f64>,
+    /// Delayed-ACK sink (default false: one ACK per segment, seed 004).
+    pub delayed_ack: Option<bool>,
 }
 
 /// A scheme given by short name ("sr-m2") or as a full table.
@@ -380,6 +393,7 @@ impl Scenario {
                             .map(|(i, a)| app_spec(i, a, &preset, &wireless))
                             .collect::<Result<Vec<_>, String>>()
                             .map_err(err)?;
+                        let ends = apps.iter().any(AppSpec::ends_run);
                         let config = SimConfig {
                             topology: topo,
                             wired,
@@ -388,7 +402,12 @@ impl Scenario {
                             queue_limit: raw.sim.queue_limit as usize,
                             pacing: raw.sim.pacing,
                             apps,
-                            duration_s: m.duration_s.unwrap_or(preset.run_s),
+                            duration_s: m.duration_s.unwrap_or(if ends {
+                                // a file transfer ends the run; this is only a safety cap
+                                1.0e6
+                            } else {
+                                preset.run_s
+                            }),
                             drain_s: m.drain_s,
                             seed: m.seed,
                             replication: 0,
@@ -470,8 +489,39 @@ fn app_spec(
                 tos: a.tos.unwrap_or(0),
             })
         }
-        other => Err(format!(
-            "app[{i}].kind = \"{other}\": unknown application (known: conference)"
-        )),
+        "ftp" => {
+            let seg = pos("segment_size", a.segment_size, link.frame_payload as i64)? as usize;
+            let preset_name = a.tcp.as_deref().unwrap_or("dissertation");
+            let mut tcp = match preset_name {
+                "dissertation" => TcpConfig::dissertation(seg),
+                "ns2-2.1b4" => TcpConfig::ns2_2_1b4(seg),
+                "ns2-2.35" => TcpConfig::ns2_2_35(seg),
+                other => {
+                    return Err(format!(
+                        "app[{i}].tcp = \"{other}\": unknown TCP preset (known: dissertation, ns2-2.1b4, ns2-2.35)"
+                    ))
+                }
+            };
+            if let Some(w) = a.window {
+                tcp.window = pos("window", Some(w), 20)? as u32;
+            }
+            if let Some(t) = a.tick {
+                if !(t.is_finite() && t > 0.0) {
+                    return Err(format!("app[{i}].tick = {t}: must be a positive number of seconds"));
+                }
+                tcp.tick = t;
+            }
+            if let Some(d) = a.delayed_ack {
+                tcp.sink.delayed_ack = d;
+            }
+            tcp.ds_byte = a.tos.unwrap_or(0);
+            tcp.validate().map_err(|e| format!("app[{i}].segment_size = {seg}: {e}"))?;
+            Ok(AppSpec::Ftp {
+                bytes: pos("bytes", a.bytes, preset.ftp_bytes as i64)? as u64,
+                tcp,
+                start_s: nonneg("start_s", a.start_s, 0.0)?,
+            })
+        }
+        other => Err(format!("app[{i}].kind = \"{other}\": unknown application (known: conference, ftp)")),
     }
 }

@@ -5,6 +5,7 @@ use msll_proto::SchemeConfig;
 use serde::{Deserialize, Serialize};
 
 use crate::presets::{LinkSpec, Topology};
+use crate::tcp::TcpConfig;
 
 /// Whether traffic streams repeat in every replication (seed 004 ch. 3: "always seeded with the
 /// same number for all repetitions") or differ per replication.
@@ -35,6 +36,22 @@ pub enum AppSpec {
         #[serde(default)]
         tos: u8,
     },
+    /// Bulk transfer of `bytes` over one-way TCP (seed 004 §4.1.1, Table 4.1). The run ends when
+    /// every file transfer has been acknowledged (or at `duration_s`, a safety cap).
+    Ftp {
+        bytes: u64,
+        tcp: TcpConfig,
+        #[serde(default)]
+        start_s: f64,
+    },
+}
+
+impl AppSpec {
+    /// Apps whose completion ends the run (seed 004 ch. 4 and 7: "the run ends when the file
+    /// transfer completes").
+    pub fn ends_run(&self) -> bool {
+        matches!(self, AppSpec::Ftp { .. })
+    }
 }
 
 fn talk() -> f64 {
@@ -57,7 +74,7 @@ pub struct SimConfig {
     /// Classifier paces IP at the nominal wireless rate (seed 004 ch. 6/7).
     pub pacing: bool,
     pub apps: Vec<AppSpec>,
-    /// Sources stop generating at this time (seconds).
+    /// Sources stop generating at this time (seconds); with a file transfer, a safety cap.
     pub duration_s: f64,
     /// Extra simulated time after `duration_s` for packets in flight to arrive (AMB-10: drain).
     pub drain_s: f64,

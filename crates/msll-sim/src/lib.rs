@@ -19,6 +19,7 @@ pub mod metrics;
 pub mod presets;
 pub mod rng;
 pub mod sim;
+pub mod tcp;
 
 pub use config::{AppSpec, SimConfig, TrafficStreams};
 pub use metrics::{RunResult, Summary};
