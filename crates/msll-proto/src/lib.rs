@@ -27,6 +27,8 @@
 pub mod endpoint;
 pub mod packet;
 pub mod service;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 pub mod time;
 pub mod wire;
 

@@ -15,14 +15,22 @@
 //! A service never reads a clock, touches a socket, allocates timers in a runtime or draws OS
 //! randomness.
 
+pub mod gbn;
 pub mod raw;
+pub mod rlp;
+pub mod sr;
+pub mod xor;
 
 use crate::packet::Packet;
 use crate::time::{DataRate, Duration, Instant};
 use crate::wire::Frame;
 use serde::{Deserialize, Serialize};
 
+pub use gbn::{Gbn, GbnConfig};
 pub use raw::Raw;
+pub use rlp::{Delivery, Rlp, RlpConfig};
+pub use sr::{NakPolicy, Sr, SrConfig};
+pub use xor::{Xor, XorConfig};
 
 /// One link-layer scheme instance.
 pub trait Service: Send {
@@ -183,38 +191,414 @@ impl LinkInfo {
     }
 }
 
-/// Build a scheme instance. Further schemes add variants to [`SchemeConfig`].
+/// A base timeout scaled by the service's timer factor (seed 004 ch. 6: all timers of a service
+/// scale by one factor).
+pub(crate) fn scaled(d: Duration, factor: f64) -> Duration {
+    if factor == 1.0 {
+        d
+    } else {
+        d.mul_f64(factor)
+    }
+}
+
+/// What kind of frame a scheme hands to the scheduler, for the shared counters.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum SentKind {
+    /// First transmission carrying a payload of this many bytes.
+    Data(usize),
+    Retransmission,
+    Ack,
+    Nak,
+    Keepalive,
+    Parity,
+}
+
+impl SentKind {
+    /// Count one frame: everything beyond a first transmission's payload is overhead.
+    pub(crate) fn count(self, s: &mut ServiceStats, f: &Frame) {
+        let len = f.len() as u64;
+        s.frames_sent += 1;
+        s.bytes_sent += len;
+        match self {
+            SentKind::Data(p) => {
+                s.data_frames += 1;
+                s.overhead_bytes += len - p as u64;
+                return;
+            }
+            SentKind::Retransmission => s.retransmissions += 1,
+            SentKind::Ack => s.acks_sent += 1,
+            SentKind::Nak => s.naks_sent += 1,
+            SentKind::Keepalive => s.keepalives_sent += 1,
+            SentKind::Parity => s.parity_frames += 1,
+        }
+        s.overhead_bytes += len;
+    }
+}
+
+/// A configured duration in milliseconds, or the derived default. Negative or NaN means zero.
+fn ms_or(v: Option<f64>, derived: Duration) -> Duration {
+    match v {
+        Some(ms) if ms > 0.0 => Duration::from_secs_f64(ms / 1e3),
+        Some(_) => Duration::ZERO,
+        None => derived,
+    }
+}
+
+fn default_window() -> u8 {
+    sr::MAX_WINDOW
+}
+fn default_max_naks() -> u8 {
+    3
+}
+fn default_rlp_buffer() -> u8 {
+    rlp::DEFAULT_BUFFER
+}
+fn default_xor_block() -> u8 {
+    8
+}
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// Build a scheme instance. Every timer, window and limit is a named field; an absent optional
+/// field (`None`) means "derive the recommended default from the link" (seed004-ch4 §3.10,
+/// seed004-ch5 §10). Durations are in milliseconds at this configuration edge.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum SchemeConfig {
     /// No recovery: access to the raw link (seed 004 §4.2.1).
     #[default]
     Default,
+    /// Go-Back-N (seed004-ch4 §3.2).
+    Gbn {
+        /// Outstanding frames, 1..=127 (L1009: "127 ... the maximum allowed").
+        #[serde(default = "default_window")]
+        window: u8,
+        /// Retransmission timeout; default 2 x link RTT (seed004-ch4 §3.10).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rto_ms: Option<f64>,
+        /// Delayed-ACK timer; default one full data-frame time (seed004-ch4 §3.10).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ack_delay_ms: Option<f64>,
+    },
+    /// Selective Repeat: basic SR, SR/M1 or SR/M2 (seed004-ch4 §3.3-§3.5).
+    Sr {
+        #[serde(default)]
+        nak_policy: NakPolicy,
+        #[serde(default = "default_window")]
+        window: u8,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rto_ms: Option<f64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ack_delay_ms: Option<f64>,
+    },
+    /// RLP and RLP/OOS (seed004-ch4 §3.6, seed004-ch5 §4.5-§4.6).
+    Rlp {
+        /// NAKs (= retransmissions) per frame before giving up: 3 for TCP (L777), 1 for UDP (L1041).
+        #[serde(default = "default_max_naks")]
+        max_naks: u8,
+        #[serde(default)]
+        delivery: Delivery,
+        /// Receiver NAK timer; default 2 x link RTT (AMB-4).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        nak_timeout_ms: Option<f64>,
+        /// Keepalive period while idle; default 1 link RTT (AMB-5, seed004-ch4 §7 item 6).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        keepalive_ms: Option<f64>,
+        /// Sender circular buffer = receiver window, 1..=128 (L761 constraint, see rlp.rs).
+        #[serde(default = "default_rlp_buffer")]
+        buffer: u8,
+        /// Keepalives per idle period; 0 = keep sending while idle (IS-95 style, the default).
+        #[serde(default, skip_serializing_if = "is_zero")]
+        max_idle_keepalives: u32,
+    },
+    /// XOR parity FEC and XOR/Ad (seed004-ch5 §4.2-§4.3).
+    Xor {
+        /// Data frames per parity frame (8 Cellular/PCS, 12 WLAN; L1041, AMB-1).
+        #[serde(default = "default_xor_block")]
+        block: u8,
+        /// XOR/Ad: close a block early after an inactivity timeout (L996).
+        #[serde(default, skip_serializing_if = "is_false")]
+        adaptive: bool,
+        /// XOR/Ad inactivity timeout; default 100/130/20 ms on the thesis links (L1041).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        idle_timeout_ms: Option<f64>,
+    },
+}
+
+fn is_zero(v: &u32) -> bool {
+    *v == 0
 }
 
 impl SchemeConfig {
-    /// Short label used in tables and file names.
+    /// Short label used in tables and file names: the short name, plus suffixes for fields that
+    /// differ from that name's recommended defaults.
     pub fn label(&self) -> String {
+        let mut l = match self {
+            SchemeConfig::Default => "default".to_string(),
+            SchemeConfig::Gbn { .. } => "gbn".to_string(),
+            SchemeConfig::Sr { nak_policy, .. } => match nak_policy {
+                NakPolicy::Once => "sr",
+                NakPolicy::PerWindow => "sr-m1",
+                NakPolicy::PerFrame => "sr-m2",
+            }
+            .to_string(),
+            SchemeConfig::Rlp {
+                max_naks, delivery, ..
+            } => match (delivery, max_naks) {
+                (Delivery::InSequence, 3) => "rlp".to_string(),
+                (Delivery::InSequence, n) => format!("rlp{n}"),
+                (Delivery::OutOfSequence, 1) => "rlp-oos".to_string(),
+                (Delivery::OutOfSequence, n) => format!("rlp-oos{n}"),
+            },
+            SchemeConfig::Xor {
+                block, adaptive, ..
+            } => match (adaptive, block) {
+                (false, 8) => "xor".to_string(),
+                (false, n) => format!("xor{n}"),
+                (true, 8) => "xor-ad".to_string(),
+                (true, n) => format!("xor-ad{n}"),
+            },
+        };
+        let mut opt = |name: &str, v: &Option<f64>| {
+            if let Some(v) = v {
+                l.push_str(&format!("-{name}{v}"));
+            }
+        };
         match self {
-            SchemeConfig::Default => "default".into(),
+            SchemeConfig::Default => {}
+            SchemeConfig::Gbn {
+                rto_ms,
+                ack_delay_ms,
+                ..
+            }
+            | SchemeConfig::Sr {
+                rto_ms,
+                ack_delay_ms,
+                ..
+            } => {
+                opt("rto", rto_ms);
+                opt("ackd", ack_delay_ms);
+            }
+            SchemeConfig::Rlp {
+                nak_timeout_ms,
+                keepalive_ms,
+                ..
+            } => {
+                opt("nakt", nak_timeout_ms);
+                opt("ka", keepalive_ms);
+            }
+            SchemeConfig::Xor {
+                idle_timeout_ms, ..
+            } => opt("idle", idle_timeout_ms),
         }
+        match self {
+            SchemeConfig::Gbn { window, .. } | SchemeConfig::Sr { window, .. }
+                if *window != default_window() =>
+            {
+                l.push_str(&format!("-w{window}"));
+            }
+            SchemeConfig::Rlp {
+                buffer,
+                max_idle_keepalives,
+                ..
+            } => {
+                if *buffer != default_rlp_buffer() {
+                    l.push_str(&format!("-b{buffer}"));
+                }
+                if *max_idle_keepalives != 0 {
+                    l.push_str(&format!("-kan{max_idle_keepalives}"));
+                }
+            }
+            _ => {}
+        }
+        l
     }
 
-    /// Instantiate for one end of a link.
-    pub fn build(&self, _link: &LinkInfo, _role: Role) -> Box<dyn Service> {
+    /// Instantiate for one end of a link. Out-of-range windows and blocks are clamped to the
+    /// implementation's limits (1..=127 for windows and blocks, 1..=128 for the RLP buffer).
+    pub fn build(&self, link: &LinkInfo, _role: Role) -> Box<dyn Service> {
         match self {
             SchemeConfig::Default => Box::new(Raw::new()),
+            SchemeConfig::Gbn {
+                window,
+                rto_ms,
+                ack_delay_ms,
+            } => {
+                let d = GbnConfig::recommended(link);
+                Box::new(Gbn::new(GbnConfig {
+                    window: (*window).clamp(1, gbn::MAX_WINDOW),
+                    rto: ms_or(*rto_ms, d.rto),
+                    ack_delay: ms_or(*ack_delay_ms, d.ack_delay),
+                }))
+            }
+            SchemeConfig::Sr {
+                nak_policy,
+                window,
+                rto_ms,
+                ack_delay_ms,
+            } => {
+                let d = SrConfig::recommended(link, *nak_policy);
+                Box::new(Sr::new(SrConfig {
+                    nak_policy: *nak_policy,
+                    window: (*window).clamp(1, sr::MAX_WINDOW),
+                    rto: ms_or(*rto_ms, d.rto),
+                    ack_delay: ms_or(*ack_delay_ms, d.ack_delay),
+                }))
+            }
+            SchemeConfig::Rlp {
+                max_naks,
+                delivery,
+                nak_timeout_ms,
+                keepalive_ms,
+                buffer,
+                max_idle_keepalives,
+            } => {
+                let d = RlpConfig::recommended(link, *max_naks, *delivery);
+                Box::new(Rlp::new(RlpConfig {
+                    max_naks: *max_naks,
+                    delivery: *delivery,
+                    nak_timeout: ms_or(*nak_timeout_ms, d.nak_timeout),
+                    keepalive: ms_or(*keepalive_ms, d.keepalive),
+                    buffer: (*buffer).clamp(1, rlp::MAX_BUFFER),
+                    max_idle_keepalives: *max_idle_keepalives,
+                }))
+            }
+            SchemeConfig::Xor {
+                block,
+                adaptive,
+                idle_timeout_ms,
+            } => {
+                let block = (*block).clamp(1, crate::wire::xor::XOR_MAX_BLOCK);
+                let d = XorConfig::recommended(link, block, *adaptive);
+                Box::new(Xor::new(XorConfig {
+                    block,
+                    idle_timeout: if *adaptive {
+                        Some(ms_or(*idle_timeout_ms, d.idle_timeout.unwrap_or_default()))
+                    } else {
+                        None
+                    },
+                }))
+            }
         }
     }
 
-    /// Parse a scheme by its short name with recommended defaults ("default", ...).
+    /// Parse a scheme by its short name with recommended defaults: see [`SchemeConfig::NAMES`];
+    /// also `xor<n>` and `xor-ad<n>` for other block sizes.
     pub fn from_name(name: &str) -> Option<SchemeConfig> {
+        let sr = |nak_policy| SchemeConfig::Sr {
+            nak_policy,
+            window: default_window(),
+            rto_ms: None,
+            ack_delay_ms: None,
+        };
+        let rlp = |max_naks, delivery| SchemeConfig::Rlp {
+            max_naks,
+            delivery,
+            nak_timeout_ms: None,
+            keepalive_ms: None,
+            buffer: default_rlp_buffer(),
+            max_idle_keepalives: 0,
+        };
+        let xor = |block: u8, adaptive| SchemeConfig::Xor {
+            block,
+            adaptive,
+            idle_timeout_ms: None,
+        };
         match name {
             "default" | "raw" => Some(SchemeConfig::Default),
-            _ => None,
+            "gbn" => Some(SchemeConfig::Gbn {
+                window: default_window(),
+                rto_ms: None,
+                ack_delay_ms: None,
+            }),
+            "sr" => Some(sr(NakPolicy::Once)),
+            "sr-m1" => Some(sr(NakPolicy::PerWindow)),
+            "sr-m2" => Some(sr(NakPolicy::PerFrame)),
+            "rlp" => Some(rlp(3, Delivery::InSequence)),
+            "rlp1" => Some(rlp(1, Delivery::InSequence)),
+            "rlp-oos" => Some(rlp(1, Delivery::OutOfSequence)),
+            "xor" => Some(xor(8, false)),
+            "xor-ad" => Some(xor(8, true)),
+            _ => {
+                let (rest, adaptive) = match name.strip_prefix("xor-ad") {
+                    Some(r) => (r, true),
+                    None => (name.strip_prefix("xor")?, false),
+                };
+                let n: u8 = rest.parse().ok()?;
+                (1..=crate::wire::xor::XOR_MAX_BLOCK)
+                    .contains(&n)
+                    .then(|| xor(n, adaptive))
+            }
         }
     }
 
     /// Names accepted by [`SchemeConfig::from_name`].
-    pub const NAMES: &'static [&'static str] = &["default"];
+    pub const NAMES: &'static [&'static str] = &[
+        "default", "gbn", "sr", "sr-m1", "sr-m2", "rlp", "rlp1", "rlp-oos", "xor", "xor12",
+        "xor-ad",
+    ];
+}
+
+#[cfg(test)]
+mod scheme_tests;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cellular() -> LinkInfo {
+        LinkInfo {
+            rate: DataRate::from_bps(14_400).unwrap(),
+            delay: Duration::from_millis(100),
+            frame_payload: 50,
+        }
+    }
+
+    #[test]
+    fn every_name_builds_and_labels_round_trip() {
+        for name in SchemeConfig::NAMES {
+            let c = SchemeConfig::from_name(name).unwrap();
+            assert_eq!(&c.label(), name);
+            let s = c.build(&cellular(), Role::Host);
+            assert!(s.poll_timeout().is_none(), "{name} idle at start");
+        }
+        assert_eq!(SchemeConfig::from_name("xor10").unwrap().label(), "xor10");
+        assert!(SchemeConfig::from_name("xor0").is_none());
+        assert!(SchemeConfig::from_name("bogus").is_none());
+    }
+
+    #[test]
+    fn serde_kebab_tag_defaults_and_unknown_fields() {
+        let c: SchemeConfig =
+            serde_json::from_str(r#"{"kind":"sr","nak_policy":"per-frame"}"#).unwrap();
+        assert_eq!(c, SchemeConfig::from_name("sr-m2").unwrap());
+        let c: SchemeConfig =
+            serde_json::from_str(r#"{"kind":"rlp","max_naks":1,"delivery":"out-of-sequence"}"#)
+                .unwrap();
+        assert_eq!(c.label(), "rlp-oos");
+        let c: SchemeConfig =
+            serde_json::from_str(r#"{"kind":"xor","adaptive":true,"idle_timeout_ms":50}"#).unwrap();
+        assert_eq!(c.label(), "xor-ad-idle50");
+        assert!(serde_json::from_str::<SchemeConfig>(r#"{"kind":"gbn","windw":3}"#).is_err());
+        let back: SchemeConfig = serde_json::from_str(&serde_json::to_string(&c).unwrap()).unwrap();
+        assert_eq!(back, c);
+    }
+
+    #[test]
+    fn header_overheads_match_seed_004() {
+        // seed004-ch4 §3.0.1: Default 1, GBN/SR 3, RLP 2; seed004-ch5 §4.0: XOR 2.
+        for (name, h) in [
+            ("default", 1),
+            ("gbn", 3),
+            ("sr-m2", 3),
+            ("rlp", 2),
+            ("xor", 2),
+        ] {
+            let s = SchemeConfig::from_name(name)
+                .unwrap()
+                .build(&cellular(), Role::Host);
+            assert_eq!(s.header_overhead(), h, "{name}");
+        }
+    }
 }

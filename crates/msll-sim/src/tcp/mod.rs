@@ -48,6 +48,8 @@ pub mod sender;
 pub mod sink;
 
 #[cfg(test)]
+mod crosscheck;
+#[cfg(test)]
 mod tests;
 
 pub use rtt::RttEstimator;

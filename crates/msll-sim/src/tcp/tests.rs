@@ -587,15 +587,20 @@ impl Hop {
 pub(super) struct Path(pub Vec<Hop>);
 
 impl Path {
-    /// Arrival time at the far end of a packet of `len` bytes entering at `now`.
-    fn traverse(&mut self, now: Instant, len: usize) -> Instant {
+    /// Arrival time at the far end of a packet of `len` bytes entering at `now`, or `None` if
+    /// it is dropped at the head of hop `drop_at` (before that hop's queue, like ns-2's
+    /// `lossmodel`, ns2-semantics.md 4.1: earlier hops are used, that one is not).
+    fn traverse(&mut self, now: Instant, len: usize, drop_at: Option<usize>) -> Option<Instant> {
         let mut t = now;
-        for h in &mut self.0 {
+        for (i, h) in self.0.iter_mut().enumerate() {
+            if drop_at == Some(i) {
+                return None;
+            }
             let start = t.max(h.free_at);
             h.free_at = start + h.rate.tx_time(len);
             t = h.free_at + h.delay;
         }
-        t
+        Some(t)
     }
 }
 
@@ -610,12 +615,13 @@ enum Ev {
 pub(super) struct Run {
     pub sender: TcpSender,
     pub sink: TcpSink,
-    /// Time each packet number was first handed to the network.
-    pub first_sends: Vec<(i64, Instant)>,
+    /// (packet number, time, bytes) of each packet's first transmission.
+    pub first_sends: Vec<(i64, Instant, usize)>,
 }
 
 /// Drive a sender and a sink over `fwd` / `rev` paths until `n` packets are acknowledged (or
-/// `limit`). `drop(seq, k)` drops the k-th transmission of data packet `seq` on the forward path.
+/// `limit`). `drop(seq, k)` drops the k-th transmission of data packet `seq` at the head of the
+/// last forward hop. Events at equal times run in insertion order (ns-2's FIFO, 5.3).
 pub(super) fn run_pipe(
     cfg: TcpConfig,
     mut fwd: Path,
@@ -650,10 +656,10 @@ pub(super) fn run_pipe(
             let c = tx_count.entry(seq).or_insert(0);
             *c += 1;
             if *c == 1 {
-                first_sends.push((seq, now));
+                first_sends.push((seq, now, p.len()));
             }
-            let arrive = fwd.traverse(now, p.len());
-            if !drop(seq, *c) {
+            let drop_at = drop(seq, *c).then(|| fwd.0.len() - 1);
+            if let Some(arrive) = fwd.traverse(now, p.len(), drop_at) {
                 push(&mut q, arrive, Ev::AtSink(p));
             }
         }
@@ -692,8 +698,9 @@ pub(super) fn run_pipe(
             }
         };
         if let Some(a) = ack {
-            let arrive = rev.traverse(now, a.len());
-            push(&mut q, arrive, Ev::AtSender(a));
+            if let Some(arrive) = rev.traverse(now, a.len(), None) {
+                push(&mut q, arrive, Ev::AtSender(a));
+            }
         }
     }
     Run {
@@ -738,8 +745,8 @@ fn error_free_pipe_throughput_matches_analytic_value() {
         let expect = r.min(window_rate);
         assert_eq!(limited_by == "link", r < window_rate, "case classification");
         // Steady state: first sends of packets 1000 .. 2999.
-        let (s0, t0) = run.first_sends[1000];
-        let (s1, t1) = run.first_sends[2999];
+        let (s0, t0, _) = run.first_sends[1000];
+        let (s1, t1, _) = run.first_sends[2999];
         let steady = (s1 - s0) as f64 * SEG as f64 * 8.0 / (t1 - t0).as_secs_f64();
         assert!(
             (steady / expect - 1.0).abs() < 0.002,

@@ -1,0 +1,442 @@
+//! RLP, limited-recovery NAK-only ARQ after the IS-95 RLP (Karn), and RLP/OOS (seed004-ch4 §3.6,
+//! seed004-ch5 §4.5-§4.6, seed 004 L755-L761, L1029-L1031; seeds 000/001 "Karn's RLP").
+//!
+//! ```text
+//!  IP --packet--> [circular buffer, B frames] --Data(seq)--> peer    no timers, no window, never blocks
+//!                    ^ Nak(s): retransmit s          idle: Keepalive(highest seq sent) every T_ka
+//!  peer --Data/Keepalive--> [receive window of B slots] --in sequence | on arrival (OOS)--> IP
+//!                    hole -> Nak(x) for each missing x, ascending; NAK timer per frame;
+//!                    after max_naks NAKs and one more timer expiry: give up, release, expose the hole
+//! ```
+//!
+//! Buffer overrun (seed 004 §4.2.2, L761): "the maximum time before giving up on a frame must be
+//! smaller than the time needed to transmit the full buffer array. If we fail to do so, the sender
+//! will replace frames that are still outstanding with new ones, their sequence numbers will be
+//! confused, and the sender and receiver will lose synchronization". This implementation keeps the
+//! receive window equal to the sender's buffer B <= 128 (half the 8-bit space), so both ends can
+//! detect the condition instead of desynchronising:
+//! * receiver: a new frame more than B - 1 ahead of the oldest unresolved frame proves the sender
+//!   has overwritten that frame; every unresolved frame it can no longer retransmit is given up at
+//!   once (released in sequence), and the event is counted;
+//! * sender: a NAK for a sequence number that is not among the last B frames sent is counted and
+//!   ignored (retransmitting whatever now occupies the slot would deliver the wrong packet).
+//!
+//! Both add to `ServiceStats::protocol_errors`; [`Rlp::buffer_overruns`] gives the split.
+//!
+//! Old/new classification: the link is FIFO, so a frame ahead of the highest sequence number seen
+//! (by less than 128) is new, anything else is a retransmission or a duplicate.
+
+use std::collections::VecDeque;
+
+use bytes::Bytes;
+use serde::{Deserialize, Serialize};
+
+use super::{scaled, Outbox, SentKind, Service, ServiceStats};
+use crate::packet::Packet;
+use crate::time::{Duration, Instant, Timer};
+use crate::wire::rlp::{RlpFrame, RLP_DATA_HEADER};
+use crate::wire::Frame;
+
+/// Largest circular buffer / receive window: half the 8-bit sequence space.
+pub const MAX_BUFFER: u8 = 128;
+/// Default buffer. seed004-ch4 §3.10 suggests "<= 256"; 128 keeps old and new sequence numbers
+/// apart and still cycles far slower than the give-up time: 128 frames take 3.7 s (Cellular),
+/// 4.0 s (PCS), 0.51 s (WLAN) against 3 x NAK timeout = 1.4 s, 0.79 s, 0.06 s.
+pub const DEFAULT_BUFFER: u8 = 128;
+
+/// When the receiver releases frames to the layer above.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Delivery {
+    /// Plain RLP: hold out-of-order frames, release in sequence; a give-up exposes the hole.
+    #[default]
+    InSequence,
+    /// RLP/OOS (L1029): "releases received frames to higher layers in order of arrival".
+    OutOfSequence,
+}
+
+/// Resolved RLP parameters (durations before the timer factor).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RlpConfig {
+    /// NAKs per frame; the frame is given up when the timer after the last NAK expires
+    /// (seed004-ch4 §7 item 5: "after 3 NAKs and 3 timer expiries"). 0 gives up on detection.
+    pub max_naks: u8,
+    pub delivery: Delivery,
+    /// Receiver NAK timer, "at least the round trip time for the link" (L759).
+    pub nak_timeout: Duration,
+    /// Idle period before a keepalive, and between keepalives while idle (AMB-5).
+    pub keepalive: Duration,
+    /// Sender circular buffer and receiver window, 1..=128.
+    pub buffer: u8,
+    /// Keepalives per idle period, 0 = unlimited ("periodically sends a keepalive", L755).
+    pub max_idle_keepalives: u32,
+}
+
+impl RlpConfig {
+    /// Recommended defaults: NAK timeout = 2 x link RTT of a 2-byte-header data frame plus a NAK
+    /// (AMB-4: Cellular 462 ms, PCS 263 ms, WLAN 20 ms), keepalive = 1 link RTT (AMB-5 and
+    /// seed004-ch4 §7 item 6: "recommend about 1 link RTT"), buffer 128, unlimited keepalives.
+    pub fn recommended(link: &super::LinkInfo, max_naks: u8, delivery: Delivery) -> Self {
+        let rtt = link.frame_rtt(RLP_DATA_HEADER);
+        RlpConfig {
+            max_naks,
+            delivery,
+            nak_timeout: rtt.saturating_mul(2),
+            keepalive: rtt,
+            buffer: DEFAULT_BUFFER,
+            max_idle_keepalives: 0,
+        }
+    }
+}
+
+#[derive(Debug, Default, Clone)]
+enum Slot {
+    /// Not seen yet (beyond the highest sequence number known).
+    #[default]
+    Unknown,
+    Missing {
+        naks: u8,
+        timer: Timer,
+    },
+    /// Received; the payload is held only for in-sequence delivery.
+    Received(Option<Bytes>),
+    GaveUp,
+}
+
+/// One end of an RLP link (full duplex: both sender and receiver).
+pub struct Rlp {
+    cfg: RlpConfig,
+    factor: f64,
+    // sender
+    tx_next: u8,
+    tx_buf: VecDeque<Bytes>,
+    ka_timer: Timer,
+    idle_keepalives: u32,
+    // receiver
+    rx_expected: u8,
+    rx: VecDeque<Slot>,
+    /// Slots from `rx_expected` up to and including the highest sequence number known.
+    rx_span: usize,
+    /// RLP/OOS: sequence numbers behind the window that were given up and may still be delivered
+    /// late (AMB-7: deliver). Cleared when the number is reused.
+    late_ok: [bool; 256],
+    rx_overruns: u64,
+    tx_stale_naks: u64,
+    stats: ServiceStats,
+}
+
+impl Rlp {
+    /// # Panics
+    /// If the buffer is not in 1..=128.
+    pub fn new(cfg: RlpConfig) -> Self {
+        assert!(
+            (1..=MAX_BUFFER).contains(&cfg.buffer),
+            "RLP buffer {}",
+            cfg.buffer
+        );
+        Rlp {
+            cfg,
+            factor: 1.0,
+            tx_next: 0,
+            tx_buf: VecDeque::new(),
+            ka_timer: Timer::default(),
+            idle_keepalives: 0,
+            rx_expected: 0,
+            rx: vec![Slot::Unknown; cfg.buffer as usize].into(),
+            rx_span: 0,
+            late_ok: [false; 256],
+            rx_overruns: 0,
+            tx_stale_naks: 0,
+            stats: ServiceStats::default(),
+        }
+    }
+
+    pub fn config(&self) -> &RlpConfig {
+        &self.cfg
+    }
+
+    /// Buffer-overrun events (seed 004 §4.2.2): (receiver forced give-ups, sender stale NAKs).
+    pub fn buffer_overruns(&self) -> (u64, u64) {
+        (self.rx_overruns, self.tx_stale_naks)
+    }
+
+    fn send(&mut self, kind: SentKind, f: RlpFrame, out: &mut Outbox) {
+        let f = f.emit();
+        kind.count(&mut self.stats, &f);
+        out.send(f);
+    }
+
+    // ---- sender ----
+
+    fn on_nak(&mut self, seq: u8, out: &mut Outbox) {
+        let back = self.tx_next.wrapping_sub(seq) as usize;
+        if back == 0 || back > self.tx_buf.len() {
+            // Not among the frames still buffered: overwritten (buffer overrun, L761) or never sent.
+            self.tx_stale_naks += 1;
+            self.stats.protocol_errors += 1;
+            return;
+        }
+        let payload = self.tx_buf[self.tx_buf.len() - back].clone();
+        // L759: "buffered frames are retransmitted when they are negatively acknowledged";
+        // retransmissions join the FIFO tail like new frames (AMB-6).
+        self.send(
+            SentKind::Retransmission,
+            RlpFrame::Data { seq, payload },
+            out,
+        );
+    }
+
+    // ---- receiver ----
+
+    fn nak_timeout(&self) -> Duration {
+        scaled(self.cfg.nak_timeout, self.factor)
+    }
+
+    /// Send the next NAK for the missing frame at offset `off`, or give it up if the limit is
+    /// reached. Returns true if it was given up.
+    fn nak_or_give_up(&mut self, now: Instant, off: usize, out: &mut Outbox) -> bool {
+        let t = now + self.nak_timeout();
+        let max = self.cfg.max_naks;
+        let Slot::Missing { naks, timer } = &mut self.rx[off] else {
+            return false;
+        };
+        if *naks < max {
+            // L759: "When a negative acknowledgment is sent, a timer is set at the receiver".
+            *naks += 1;
+            timer.set(t);
+            let seq = self.rx_expected.wrapping_add(off as u8);
+            self.send(SentKind::Nak, RlpFrame::Nak { seq }, out);
+            false
+        } else {
+            // L759: "after a specified maximum number of timeouts ... the scheme gives up".
+            self.rx[off] = Slot::GaveUp;
+            self.stats.give_ups += 1;
+            true
+        }
+    }
+
+    /// Make `seq` (ahead of the highest known) the highest known sequence number. Every unknown
+    /// slot before it, and `seq` itself if `top_missing` (a keepalive), becomes missing and is
+    /// NAKed in ascending order (L757: "in the same manner as SR/M1"). Handles the buffer-overrun
+    /// case first. Returns the offset of `seq` in the window.
+    fn extend_to(&mut self, now: Instant, seq: u8, top_missing: bool, out: &mut Outbox) -> usize {
+        let w = self.cfg.buffer as usize;
+        let d = seq.wrapping_sub(self.rx_expected) as usize;
+        if d >= w {
+            self.overrun(d - w + 1, out);
+        }
+        let d = seq.wrapping_sub(self.rx_expected) as usize;
+        debug_assert!(d < w && d >= self.rx_span);
+        for off in self.rx_span..=d {
+            let s = self.rx_expected.wrapping_add(off as u8);
+            self.late_ok[s as usize] = false; // the number is reused by a newer frame
+        }
+        let first = self.rx_span;
+        let last = if top_missing { d + 1 } else { d };
+        for off in first..last {
+            self.rx[off] = Slot::Missing {
+                naks: 0,
+                timer: Timer::default(),
+            };
+        }
+        self.rx_span = d + 1;
+        let mut gave_up = false;
+        for off in first..last {
+            gave_up |= self.nak_or_give_up(now, off, out);
+        }
+        if gave_up {
+            // only with max_naks = 0: the base may be resolved now
+            self.advance(out);
+        }
+        seq.wrapping_sub(self.rx_expected) as usize
+    }
+
+    /// The sender has sent a frame `shift` slots beyond our window, so it no longer buffers the
+    /// first `shift` frames of the window: they can never arrive. Give them up now (releasing what
+    /// follows them in sequence) and report the overrun (L761).
+    fn overrun(&mut self, shift: usize, out: &mut Outbox) {
+        let w = self.cfg.buffer as usize;
+        self.rx_overruns += 1;
+        self.stats.protocol_errors += 1;
+        for off in 0..shift.min(w) {
+            // Missing frames, and unknown ones (lost without ever being detected).
+            if matches!(self.rx[off], Slot::Missing { .. } | Slot::Unknown) {
+                self.rx[off] = Slot::GaveUp;
+                self.stats.give_ups += 1;
+            }
+        }
+        self.rx_span = self.rx_span.max(shift.min(w));
+        self.advance(out);
+        // A gap longer than the whole window: skip the rest, which holds no state.
+        for _ in w..shift {
+            self.mark_behind_gave_up(self.rx_expected);
+            self.rx_expected = self.rx_expected.wrapping_add(1);
+            self.stats.give_ups += 1;
+        }
+    }
+
+    fn mark_behind_gave_up(&mut self, seq: u8) {
+        if self.cfg.delivery == Delivery::OutOfSequence {
+            self.late_ok[seq as usize] = true;
+        }
+    }
+
+    /// Slide the window over resolved slots, releasing held frames in sequence.
+    fn advance(&mut self, out: &mut Outbox) {
+        while self.rx_span > 0 && matches!(self.rx[0], Slot::Received(_) | Slot::GaveUp) {
+            match self.rx.pop_front() {
+                Some(Slot::Received(Some(p))) => self.deliver(p, out),
+                Some(Slot::GaveUp) => self.mark_behind_gave_up(self.rx_expected),
+                _ => {}
+            }
+            self.rx.push_back(Slot::Unknown);
+            self.rx_expected = self.rx_expected.wrapping_add(1);
+            self.rx_span -= 1;
+        }
+    }
+
+    fn deliver(&mut self, p: Bytes, out: &mut Outbox) {
+        self.stats.packets_delivered += 1;
+        out.deliver(Packet::new(p));
+    }
+
+    /// Is `seq` ahead of the highest sequence number known (by less than half the space)?
+    fn is_new(&self, seq: u8) -> bool {
+        let highest = self
+            .rx_expected
+            .wrapping_add(self.rx_span as u8)
+            .wrapping_sub(1);
+        let g = seq.wrapping_sub(highest);
+        (1..128).contains(&g)
+    }
+
+    fn on_data(&mut self, now: Instant, seq: u8, payload: Bytes, out: &mut Outbox) {
+        let oos = self.cfg.delivery == Delivery::OutOfSequence;
+        let d = if self.is_new(seq) {
+            self.extend_to(now, seq, false, out)
+        } else {
+            let d = seq.wrapping_sub(self.rx_expected) as usize;
+            if d >= self.rx_span {
+                // Behind the window: a duplicate, or a late retransmission after a give-up.
+                if oos && self.late_ok[seq as usize] {
+                    // AMB-7: RLP/OOS has no reason to discard a late frame it never delivered.
+                    self.late_ok[seq as usize] = false;
+                    self.deliver(payload, out);
+                } else {
+                    self.stats.duplicates_received += 1;
+                }
+                return;
+            }
+            if matches!(self.rx[d], Slot::Received(_)) {
+                self.stats.duplicates_received += 1;
+                return;
+            }
+            d
+        };
+        if oos {
+            // L1029: released "in order of arrival"; only the state is kept.
+            self.rx[d] = Slot::Received(None);
+            self.deliver(payload, out);
+        } else {
+            self.rx[d] = Slot::Received(Some(payload));
+        }
+        self.advance(out);
+    }
+
+    fn on_keepalive(&mut self, now: Instant, highest: u8, out: &mut Outbox) {
+        if self.is_new(highest) {
+            // L755: the keepalive "indicating the highest sequence number sent" exposes lost tail
+            // frames: every unknown frame up to and including `highest` is missing.
+            self.extend_to(now, highest, true, out);
+        }
+    }
+}
+
+impl Service for Rlp {
+    fn handle_packet(&mut self, now: Instant, packet: Packet, out: &mut Outbox) {
+        self.stats.packets_in += 1;
+        let seq = self.tx_next;
+        self.tx_next = self.tx_next.wrapping_add(1);
+        let payload = packet.into_bytes();
+        // L757: "new frames are copied in a circular buffer and get the next number in sequence";
+        // the oldest frame is overwritten, the sender never blocks.
+        if self.tx_buf.len() == self.cfg.buffer as usize {
+            self.tx_buf.pop_front();
+        }
+        self.tx_buf.push_back(payload.clone());
+        let plen = payload.len();
+        self.send(SentKind::Data(plen), RlpFrame::Data { seq, payload }, out);
+        self.idle_keepalives = 0;
+        self.ka_timer
+            .set(now + scaled(self.cfg.keepalive, self.factor));
+    }
+
+    fn handle_frame(&mut self, now: Instant, frame: Frame, out: &mut Outbox) {
+        self.stats.frames_received += 1;
+        match RlpFrame::parse(&frame) {
+            Ok(RlpFrame::Data { seq, payload }) => self.on_data(now, seq, payload, out),
+            Ok(RlpFrame::Nak { seq }) => self.on_nak(seq, out),
+            Ok(RlpFrame::Keepalive { highest }) => self.on_keepalive(now, highest, out),
+            Err(_) => self.stats.malformed_frames += 1,
+        }
+    }
+
+    fn handle_timeout(&mut self, now: Instant, out: &mut Outbox) {
+        if self.ka_timer.poll_expired(now) && !self.tx_buf.is_empty() {
+            let highest = self.tx_next.wrapping_sub(1);
+            self.send(SentKind::Keepalive, RlpFrame::Keepalive { highest }, out);
+            self.idle_keepalives += 1;
+            let max = self.cfg.max_idle_keepalives;
+            if max == 0 || self.idle_keepalives < max {
+                self.ka_timer
+                    .set(now + scaled(self.cfg.keepalive, self.factor));
+            }
+        }
+        let mut gave_up = false;
+        for off in 0..self.rx_span {
+            let due = match &mut self.rx[off] {
+                Slot::Missing { timer, .. } => timer.poll_expired(now),
+                _ => false,
+            };
+            if due {
+                gave_up |= self.nak_or_give_up(now, off, out);
+            }
+        }
+        if gave_up {
+            // L759: give up and release "all subsequent frames that have been received in
+            // sequence to higher layers, making the 'hole' in the sequence space visible".
+            self.advance(out);
+        }
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.rx
+            .iter()
+            .take(self.rx_span)
+            .filter_map(|s| match s {
+                Slot::Missing { timer, .. } => timer.deadline(),
+                _ => None,
+            })
+            .chain(self.ka_timer.deadline())
+            .min()
+    }
+
+    fn set_timer_factor(&mut self, factor: f64) {
+        self.factor = factor;
+    }
+
+    fn stats(&self) -> ServiceStats {
+        self.stats
+    }
+
+    fn name(&self) -> &'static str {
+        match self.cfg.delivery {
+            Delivery::InSequence => "rlp",
+            Delivery::OutOfSequence => "rlp-oos",
+        }
+    }
+
+    fn header_overhead(&self) -> usize {
+        RLP_DATA_HEADER
+    }
+}

@@ -1,0 +1,227 @@
+//! GBN and SR conversations.
+
+use super::*;
+use crate::service::{Gbn, GbnConfig, NakPolicy, Sr, SrConfig};
+use crate::testing::{numbered, Dir, Pair};
+use crate::time::{DataRate, Duration};
+use crate::wire::ArqFrame;
+
+fn sr(policy: NakPolicy) -> Sr {
+    Sr::new(SrConfig {
+        nak_policy: policy,
+        window: 127,
+        rto: Duration::from_millis(400),
+        ack_delay: Duration::from_millis(30),
+    })
+}
+
+fn data(seq: u8, ack: u8) -> Frame {
+    ArqFrame::Data {
+        seq,
+        ack,
+        payload: numbered(seq as u32, 8).into_bytes(),
+    }
+    .emit()
+}
+
+fn parsed(out: &Outbox) -> Vec<ArqFrame> {
+    out.frames
+        .iter()
+        .map(|f| ArqFrame::parse(f).unwrap())
+        .collect()
+}
+
+fn naks(out: &Outbox) -> Vec<u8> {
+    parsed(out)
+        .into_iter()
+        .filter_map(|f| match f {
+            ArqFrame::Nak { seq } => Some(seq),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn sr_basic_naks_earliest_missing_once_per_window_advance() {
+    let mut rx = sr(NakPolicy::Once);
+    assert!(feed(&mut rx, ms(0), data(0, 0)).packets.len() == 1);
+    // 1 and 2 lost; 3 arrives out of sequence -> NAK(1), the earliest missing frame (L741)
+    assert_eq!(naks(&feed(&mut rx, ms(10), data(3, 0))), vec![1]);
+    // further out-of-sequence frames: no NAK until the window advances
+    assert_eq!(naks(&feed(&mut rx, ms(20), data(4, 0))), Vec::<u8>::new());
+    // 1 arrives: window advances to 2; the next out-of-sequence frame NAKs 2
+    let o = feed(&mut rx, ms(30), data(1, 0));
+    assert_eq!(o.packets.len(), 1);
+    assert_eq!(naks(&feed(&mut rx, ms(40), data(5, 0))), vec![2]);
+    let o = feed(&mut rx, ms(50), data(2, 0));
+    // 2,3,4,5 released in sequence
+    let got: Vec<u32> = o.packets.iter().map(crate::testing::number_of).collect();
+    assert_eq!(got, vec![2, 3, 4, 5]);
+}
+
+#[test]
+fn sr_m1_naks_every_hole_ascending_and_never_again() {
+    let mut rx = sr(NakPolicy::PerWindow);
+    feed(&mut rx, ms(0), data(0, 0));
+    assert_eq!(naks(&feed(&mut rx, ms(10), data(3, 0))), vec![1, 2]);
+    assert_eq!(naks(&feed(&mut rx, ms(20), data(6, 0))), vec![4, 5]);
+    // a retransmission that is not the earliest missing frame: SR/M1 does not re-NAK
+    assert_eq!(naks(&feed(&mut rx, ms(30), data(2, 0))), Vec::<u8>::new());
+}
+
+#[test]
+fn sr_m2_renaks_earlier_frames_by_counter_rule() {
+    // seed004-ch4 §3.5: re-NAK x < r only if nakcount[x] <= nakcount[r], then increment.
+    let mut rx = sr(NakPolicy::PerFrame);
+    feed(&mut rx, ms(0), data(0, 0));
+    // 1, 2, 3 lost; 4 arrives: NAK 1, 2, 3 (counts 1, 1, 1)
+    assert_eq!(naks(&feed(&mut rx, ms(10), data(4, 0))), vec![1, 2, 3]);
+    // retransmission of 3 arrives first: 1 and 2 were not retransmitted or were lost again
+    // -> NAK 1, 2 (counts 2, 2)
+    assert_eq!(naks(&feed(&mut rx, ms(300), data(3, 0))), vec![1, 2]);
+    // retransmission of 2 arrives (its count is 2): 1 has count 2 <= 2 -> NAK 1 (count 3)
+    assert_eq!(naks(&feed(&mut rx, ms(600), data(2, 0))), vec![1]);
+    // new hole: 5 lost, 6 arrives -> NAK 5 (count 1)
+    assert_eq!(naks(&feed(&mut rx, ms(610), data(6, 0))), vec![5]);
+    // retransmission of 5 arrives (count 1): 1 has count 3 > 1 -> no NAK
+    assert_eq!(naks(&feed(&mut rx, ms(900), data(5, 0))), Vec::<u8>::new());
+    // 1 finally arrives: everything through 6 is released in order
+    let o = feed(&mut rx, ms(950), data(1, 0));
+    let got: Vec<u32> = o.packets.iter().map(crate::testing::number_of).collect();
+    assert_eq!(got, vec![1, 2, 3, 4, 5, 6]);
+    assert_eq!(rx.stats().naks_sent, 7);
+}
+
+#[test]
+fn sr_sender_retransmits_on_nak_and_per_frame_timeout() {
+    let mut tx = sr(NakPolicy::PerFrame);
+    for i in 0..3 {
+        let o = send(&mut tx, ms(i), numbered(i as u32, 8));
+        assert_eq!(
+            parsed(&o),
+            vec![ArqFrame::Data {
+                seq: i as u8,
+                ack: 0,
+                payload: numbered(i as u32, 8).into_bytes()
+            }]
+        );
+    }
+    // NAK(1) from SR/M2 implies nothing about 0: only 1 is resent, immediately
+    let o = feed(&mut tx, ms(100), ArqFrame::Nak { seq: 1 }.emit());
+    assert!(matches!(parsed(&o)[..], [ArqFrame::Data { seq: 1, .. }]));
+    // ACK 1 (frame 0 received); frame 2's timer expires at 2 + 400 ms: only 2 is resent
+    feed(&mut tx, ms(150), ArqFrame::Ack { ack: 1 }.emit());
+    assert_eq!(tx.poll_timeout(), Some(ms(402)));
+    let o = timeout(&mut tx, ms(402));
+    assert!(matches!(parsed(&o)[..], [ArqFrame::Data { seq: 2, .. }]));
+    // frame 1 was re-armed by the NAK-triggered retransmission at 100 ms
+    assert_eq!(tx.poll_timeout(), Some(ms(500)));
+    feed(&mut tx, ms(450), ArqFrame::Ack { ack: 3 }.emit());
+    assert_eq!(tx.poll_timeout(), None);
+    assert_eq!(tx.stats().retransmissions, 2);
+}
+
+#[test]
+fn sr_window_full_drops_on_entry() {
+    let mut tx = Sr::new(SrConfig {
+        window: 2,
+        ..SrConfig::recommended(&crate::testing::thesis_link("cellular"), NakPolicy::Once)
+    });
+    assert_eq!(send(&mut tx, ms(0), numbered(0, 8)).frames.len(), 1);
+    assert_eq!(send(&mut tx, ms(1), numbered(1, 8)).frames.len(), 1);
+    assert!(send(&mut tx, ms(2), numbered(2, 8)).is_empty());
+    assert_eq!(tx.stats().packets_dropped, 1);
+    feed(&mut tx, ms(3), ArqFrame::Ack { ack: 1 }.emit());
+    assert_eq!(send(&mut tx, ms(4), numbered(3, 8)).frames.len(), 1);
+}
+
+#[test]
+fn delayed_ack_is_pure_unless_piggybacked() {
+    let mut rx = sr(NakPolicy::Once);
+    feed(&mut rx, ms(0), data(0, 0));
+    assert_eq!(rx.poll_timeout(), Some(ms(30)));
+    let o = timeout(&mut rx, ms(30));
+    assert_eq!(parsed(&o), vec![ArqFrame::Ack { ack: 1 }]);
+    assert_eq!(
+        o.frames[0].len(),
+        2,
+        "pure ACK is 2 bytes (seed004-ch4 §7 item 2)"
+    );
+    // next frame: reverse data before the timer carries the ACK instead
+    feed(&mut rx, ms(40), data(1, 0));
+    let o = send(&mut rx, ms(50), numbered(9, 8));
+    assert!(matches!(
+        parsed(&o)[..],
+        [ArqFrame::Data { seq: 0, ack: 2, .. }]
+    ));
+    assert_eq!(o.frames[0].len(), 3 + 8);
+    assert_eq!(
+        rx.poll_timeout(),
+        Some(ms(450)),
+        "only the data frame's RTO"
+    );
+}
+
+#[test]
+fn gbn_timeout_restarts_from_earliest_unacked_frame() {
+    // Cellular-like link; 3 frames back to back, the first one lost.
+    let rate = DataRate::from_bps(14_400).unwrap();
+    let cfg = GbnConfig {
+        window: 127,
+        rto: Duration::from_millis(500),
+        ack_delay: Duration::from_millis(30),
+    };
+    let mut p = Pair::new(
+        Box::new(Gbn::new(cfg)),
+        Box::new(Gbn::new(cfg)),
+        rate,
+        Duration::from_millis(100),
+    )
+    .drop_frames(&[0], &[]);
+    for i in 0..3 {
+        p.send_at(true, Instant::ZERO, numbered(i, 50));
+    }
+    p.run_until(ms(499));
+    // The receiver discarded 1 and 2 (out of sequence) and ACKed "expect 0"
+    assert!(p.delivered[1].is_empty());
+    assert_eq!(p.b.stats().duplicates_received, 2);
+    // the three copies are queued at 500 ms and serialised back to back (29.4 ms each)
+    p.run_until(ms(590));
+    let resent: Vec<u8> = p
+        .frames(Dir::AtoB)
+        .skip(3)
+        .map(|e| match ArqFrame::parse(&e.frame).unwrap() {
+            ArqFrame::Data { seq, .. } => seq,
+            f => panic!("{f:?}"),
+        })
+        .collect();
+    // L735: "each timeout causes the scheme to restart from the earliest buffered frame"
+    assert_eq!(resent, vec![0, 1, 2]);
+    assert!(p.frames(Dir::AtoB).skip(3).all(|e| e.start >= ms(500)));
+    p.run_until(ms(2000));
+    let got: Vec<u32> = p.delivered[1]
+        .iter()
+        .map(|(_, q)| crate::testing::number_of(q))
+        .collect();
+    assert_eq!(got, vec![0, 1, 2]);
+    assert_eq!(p.a.poll_timeout(), None);
+    assert_eq!(p.a.stats().retransmissions, 3);
+}
+
+#[test]
+fn gbn_ack_restarts_timer_for_remaining_frames() {
+    let cfg = GbnConfig {
+        window: 127,
+        rto: Duration::from_millis(400),
+        ack_delay: Duration::from_millis(30),
+    };
+    let mut tx = Gbn::new(cfg);
+    send(&mut tx, ms(0), numbered(0, 8));
+    send(&mut tx, ms(10), numbered(1, 8));
+    // one timer for the oldest frame: a later frame does not postpone it
+    assert_eq!(tx.poll_timeout(), Some(ms(400)));
+    feed(&mut tx, ms(250), ArqFrame::Ack { ack: 1 }.emit());
+    assert_eq!(tx.poll_timeout(), Some(ms(650)));
+    feed(&mut tx, ms(260), ArqFrame::Ack { ack: 2 }.emit());
+    assert_eq!(tx.poll_timeout(), None);
+}

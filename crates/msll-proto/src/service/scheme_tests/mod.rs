@@ -1,0 +1,45 @@
+//! Conversation tests (explicit times, one call per frame in or out) and property tests for the
+//! error-recovery schemes.
+
+mod arq;
+mod fuzz;
+mod props;
+mod rlp;
+mod table52;
+mod xor;
+
+use bytes::Bytes;
+
+use crate::service::{Outbox, Service};
+use crate::testing::PAIR_SERVICE;
+use crate::time::Instant;
+use crate::wire::Frame;
+
+fn ms(v: u64) -> Instant {
+    Instant::from_nanos(v * 1_000_000)
+}
+
+/// A frame as the peer's bytes on the wire, with a non-zero service nibble.
+fn on_wire(f: Frame) -> Frame {
+    let mut v = f.to_vec();
+    v[0] = (v[0] & 0x0f) | (PAIR_SERVICE << 4);
+    Frame::from_wire(Bytes::from(v)).unwrap()
+}
+
+fn feed(s: &mut dyn Service, now: Instant, f: Frame) -> Outbox {
+    let mut out = Outbox::default();
+    s.handle_frame(now, on_wire(f), &mut out);
+    out
+}
+
+fn timeout(s: &mut dyn Service, now: Instant) -> Outbox {
+    let mut out = Outbox::default();
+    s.handle_timeout(now, &mut out);
+    out
+}
+
+fn send(s: &mut dyn Service, now: Instant, p: crate::Packet) -> Outbox {
+    let mut out = Outbox::default();
+    s.handle_packet(now, p, &mut out);
+    out
+}

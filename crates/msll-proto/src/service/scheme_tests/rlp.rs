@@ -1,0 +1,242 @@
+//! RLP and RLP/OOS conversations.
+
+use super::*;
+use crate::service::{Delivery, Rlp, RlpConfig};
+use crate::testing::{number_of, numbered, Dir, Pair};
+use crate::time::{DataRate, Duration};
+use crate::wire::RlpFrame;
+
+fn cfg(max_naks: u8, delivery: Delivery) -> RlpConfig {
+    RlpConfig {
+        max_naks,
+        delivery,
+        nak_timeout: Duration::from_millis(400),
+        keepalive: Duration::from_millis(250),
+        buffer: 128,
+        max_idle_keepalives: 0,
+    }
+}
+
+fn data(seq: u8) -> Frame {
+    RlpFrame::Data {
+        seq,
+        payload: numbered(seq as u32, 8).into_bytes(),
+    }
+    .emit()
+}
+
+fn naks(out: &Outbox) -> Vec<u8> {
+    out.frames
+        .iter()
+        .filter_map(|f| match RlpFrame::parse(f).unwrap() {
+            RlpFrame::Nak { seq } => Some(seq),
+            _ => None,
+        })
+        .collect()
+}
+
+fn nums(out: &Outbox) -> Vec<u32> {
+    out.packets.iter().map(number_of).collect()
+}
+
+#[test]
+fn keepalive_elicits_nak_for_lost_last_frame() {
+    // Cellular link; two packets, the second (last) frame is lost. Only the keepalive, sent
+    // after one idle keepalive period, reveals it (L755).
+    let rate = DataRate::from_bps(14_400).unwrap();
+    let c = cfg(3, Delivery::InSequence);
+    let mut p = Pair::new(
+        Box::new(Rlp::new(c)),
+        Box::new(Rlp::new(c)),
+        rate,
+        Duration::from_millis(100),
+    )
+    .drop_frames(&[1], &[]);
+    p.send_at(true, ms(0), numbered(0, 50));
+    p.send_at(true, ms(10), numbered(1, 50));
+    p.run_until(ms(259));
+    assert_eq!(p.delivered[1].len(), 1);
+    assert_eq!(
+        p.frames(Dir::BtoA).count(),
+        0,
+        "no ACKs in RLP, no hole seen yet"
+    );
+    // keepalive at 10 + 250 ms carries the highest sequence number sent (1)
+    p.run_until(ms(261));
+    let ka = p.frames(Dir::AtoB).nth(2).unwrap().clone();
+    assert_eq!(ka.start, ms(260));
+    assert_eq!(
+        RlpFrame::parse(&ka.frame).unwrap(),
+        RlpFrame::Keepalive { highest: 1 }
+    );
+    assert_eq!(ka.frame.len(), 2);
+    // B gets it at 260 + 1.11 + 100 ms and NAKs frame 1 at once
+    p.run_until(ms(362));
+    let nak = p.frames(Dir::BtoA).next().unwrap();
+    assert_eq!(
+        RlpFrame::parse(&nak.frame).unwrap(),
+        RlpFrame::Nak { seq: 1 }
+    );
+    assert_eq!(nak.start, ka.arrival);
+    p.run_until(ms(700));
+    let got: Vec<u32> = p.delivered[1].iter().map(|(_, q)| number_of(q)).collect();
+    assert_eq!(got, vec![0, 1]);
+    assert_eq!(p.a.stats().retransmissions, 1);
+    assert_eq!(
+        p.b.poll_timeout(),
+        None,
+        "B sends nothing: its NAK timer is cancelled"
+    );
+}
+
+#[test]
+fn gives_up_after_exactly_max_naks_and_releases_in_sequence() {
+    let mut rx = Rlp::new(cfg(3, Delivery::InSequence));
+    assert_eq!(nums(&feed(&mut rx, ms(0), data(0))), vec![0]);
+    // 1 lost; 2 arrives -> NAK(1), held
+    let o = feed(&mut rx, ms(30), data(2));
+    assert_eq!((naks(&o), nums(&o)), (vec![1], vec![]));
+    assert_eq!(rx.poll_timeout(), Some(ms(430)));
+    // retransmissions lost: NAK again at each expiry, 3 in all (L777, seed004-ch4 §7 item 5)
+    assert_eq!(naks(&timeout(&mut rx, ms(430))), vec![1]);
+    assert!(
+        timeout(&mut rx, ms(500)).is_empty(),
+        "early call is harmless"
+    );
+    assert_eq!(naks(&timeout(&mut rx, ms(830))), vec![1]);
+    // the timer after the 3rd NAK expires: give up, release 2, expose the hole
+    let o = timeout(&mut rx, ms(1230));
+    assert!(naks(&o).is_empty());
+    assert_eq!(nums(&o), vec![2]);
+    assert_eq!(rx.stats().give_ups, 1);
+    assert_eq!(rx.stats().naks_sent, 3);
+    // a late retransmission of 1 is now behind the window: dropped (in-sequence RLP)
+    assert!(feed(&mut rx, ms(1300), data(1)).packets.is_empty());
+    assert_eq!(rx.stats().duplicates_received, 1);
+}
+
+#[test]
+fn one_nak_variant_and_oos_release_on_arrival() {
+    let mut rx = Rlp::new(cfg(1, Delivery::OutOfSequence));
+    feed(&mut rx, ms(0), data(0));
+    // 1, 2 lost; 3 released immediately even though 1 and 2 are missing (L1029)
+    let o = feed(&mut rx, ms(30), data(3));
+    assert_eq!((naks(&o), nums(&o)), (vec![1, 2], vec![3]));
+    // 2's retransmission: released on arrival
+    assert_eq!(nums(&feed(&mut rx, ms(300), data(2))), vec![2]);
+    // one NAK only: 1 is given up when its timer expires, nothing to release
+    let o = timeout(&mut rx, ms(430));
+    assert!(o.is_empty());
+    assert_eq!(rx.stats().give_ups, 1);
+    // AMB-7: a retransmission arriving after the give-up is still delivered, once
+    assert_eq!(nums(&feed(&mut rx, ms(450), data(1))), vec![1]);
+    assert!(feed(&mut rx, ms(460), data(1)).packets.is_empty());
+    assert_eq!(rx.stats().packets_delivered, 4);
+}
+
+#[test]
+fn sender_retransmits_only_on_nak_and_keeps_alive_while_idle() {
+    let mut tx = Rlp::new(cfg(3, Delivery::InSequence));
+    assert_eq!(tx.poll_timeout(), None, "no keepalive before any data");
+    let o = send(&mut tx, ms(0), numbered(0, 50));
+    assert_eq!(
+        o.frames[0].len(),
+        52,
+        "2-byte data header (seed004-ch4 §3.0.1)"
+    );
+    send(&mut tx, ms(30), numbered(1, 50));
+    assert_eq!(tx.poll_timeout(), Some(ms(280)));
+    let o = feed(&mut tx, ms(100), RlpFrame::Nak { seq: 0 }.emit());
+    assert_eq!(
+        RlpFrame::parse(&o.frames[0]).unwrap(),
+        RlpFrame::Data {
+            seq: 0,
+            payload: numbered(0, 50).into_bytes()
+        }
+    );
+    let o = timeout(&mut tx, ms(280));
+    assert_eq!(
+        RlpFrame::parse(&o.frames[0]).unwrap(),
+        RlpFrame::Keepalive { highest: 1 }
+    );
+    // periodically while idle
+    assert_eq!(tx.poll_timeout(), Some(ms(530)));
+    assert_eq!(tx.stats().keepalives_sent, 1);
+}
+
+#[test]
+fn limited_idle_keepalives() {
+    let mut tx = Rlp::new(RlpConfig {
+        max_idle_keepalives: 2,
+        ..cfg(3, Delivery::InSequence)
+    });
+    send(&mut tx, ms(0), numbered(0, 50));
+    assert_eq!(timeout(&mut tx, ms(250)).frames.len(), 1);
+    assert_eq!(timeout(&mut tx, ms(500)).frames.len(), 1);
+    assert_eq!(tx.poll_timeout(), None);
+}
+
+#[test]
+fn receiver_detects_buffer_overrun_instead_of_desynchronising() {
+    // seed 004 L761: the give-up time must be shorter than the time to cycle the buffer. With
+    // a 4-frame buffer and a long NAK timer the sender overwrites frame 1 while it is NAKed.
+    let mut rx = Rlp::new(RlpConfig {
+        buffer: 4,
+        ..cfg(3, Delivery::InSequence)
+    });
+    feed(&mut rx, ms(0), data(0));
+    assert_eq!(naks(&feed(&mut rx, ms(10), data(2))), vec![1]);
+    feed(&mut rx, ms(20), data(3));
+    feed(&mut rx, ms(30), data(4));
+    assert_eq!(rx.stats().protocol_errors, 0);
+    // frame 5 proves the sender no longer holds frame 1 (it keeps 2..=5)
+    let o = feed(&mut rx, ms(40), data(5));
+    assert_eq!(nums(&o), vec![2, 3, 4, 5]);
+    assert_eq!(rx.stats().protocol_errors, 1);
+    assert_eq!(rx.buffer_overruns(), (1, 0));
+    assert_eq!(rx.stats().give_ups, 1);
+    assert_eq!(rx.poll_timeout(), None);
+}
+
+#[test]
+fn sender_counts_nak_for_overwritten_frame() {
+    let mut tx = Rlp::new(RlpConfig {
+        buffer: 2,
+        ..cfg(3, Delivery::InSequence)
+    });
+    for i in 0..3 {
+        send(&mut tx, ms(i), numbered(i as u32, 8));
+    }
+    // frame 0 was overwritten by frame 2: a NAK for it must not resend frame 2's payload
+    assert!(feed(&mut tx, ms(5), RlpFrame::Nak { seq: 0 }.emit()).is_empty());
+    // never-sent frame
+    assert!(feed(&mut tx, ms(6), RlpFrame::Nak { seq: 3 }.emit()).is_empty());
+    assert_eq!(tx.buffer_overruns(), (0, 2));
+    assert_eq!(tx.stats().protocol_errors, 2);
+    assert_eq!(
+        feed(&mut tx, ms(7), RlpFrame::Nak { seq: 1 }.emit())
+            .frames
+            .len(),
+        1
+    );
+}
+
+#[test]
+fn sequence_numbers_wrap() {
+    let c = cfg(1, Delivery::InSequence);
+    let l = crate::testing::thesis_link("wlan");
+    let mut p = Pair::new(
+        Box::new(Rlp::new(c)),
+        Box::new(Rlp::new(c)),
+        l.rate,
+        l.delay,
+    )
+    .with_loss(|d, i, _| d == Dir::AtoB && i % 97 == 5);
+    for i in 0..600 {
+        p.send_at(true, ms(5 * i as u64), numbered(i, 100));
+    }
+    p.run_until(ms(5000));
+    let got: Vec<u32> = p.delivered[1].iter().map(|(_, q)| number_of(q)).collect();
+    assert_eq!(got, (0..600).collect::<Vec<_>>());
+    assert_eq!(p.b.stats().protocol_errors, 0);
+}

@@ -1,0 +1,332 @@
+//! Selective Repeat, full recovery: basic SR, SR/M1 and SR/M2 (seed004-ch4 §3.3-§3.5, seed 004
+//! L739-L747). One value of [`NakPolicy`] selects the variant; frames and timers are shared.
+//!
+//! ```text
+//!  IP --packet--> [ window full? drop ] --Data(seq, ack)--> peer      (timer per frame, FIFO tail)
+//!                    ^ Ack(a) frees < a    ^ Nak(s): retransmit s now
+//!  peer --Data--> [ receive window of W buffers ] --in sequence--> IP
+//!                    |-> Nak(...) per NakPolicy;  delayed-ACK timer -> pure Ack(expected)
+//! ```
+//!
+//! Sender: frames are numbered modulo 256 and buffered in a window of at most 127 (seed 004 L1009:
+//! "127 retransmission buffers ... the maximum allowed by our implementation"). A packet arriving
+//! while the window is full is dropped and counted (L761, L1004: Fig 5.2 relies on this). Every
+//! transmission arms that frame's timer ("the sender sets a retransmission timer after each
+//! transmission", L735); on expiry only that frame is retransmitted (seed004-ch4 §7 item 4). There is
+//! no retry limit.
+//!
+//! Receiver: buffers out-of-sequence frames in a window of the same size and releases them in
+//! sequence; acknowledgments are cumulative "next expected" (seed004-ch4 §7 item 3), piggy-backed on
+//! every data frame, else sent as a 2-byte pure ACK when the delayed-ACK timer expires (L737).
+
+use std::collections::VecDeque;
+
+use bytes::Bytes;
+use serde::{Deserialize, Serialize};
+
+use super::{scaled, Outbox, SentKind, Service, ServiceStats};
+use crate::packet::Packet;
+use crate::time::{Duration, Instant, Timer};
+use crate::wire::arq::{ArqFrame, ARQ_DATA_HEADER};
+use crate::wire::Frame;
+
+/// Largest SR/GBN window: half the 8-bit sequence space minus one, so that an old duplicate can
+/// never be mistaken for a new frame (seed004-ch4 §3.0.1: "consistent with an SR window < 256/2").
+pub const MAX_WINDOW: u8 = 127;
+
+/// How the receiver sends negative acknowledgments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NakPolicy {
+    /// Basic SR (L741): one NAK, for the earliest missing frame, on an out-of-sequence arrival;
+    /// no further NAK "until the receiver's window advances".
+    #[default]
+    Once,
+    /// SR/M1 (L743): "every time a hole appears ... negative acknowledgments are sent for all
+    /// missing frames, in strictly ascending sequence".
+    PerWindow,
+    /// SR/M2 (L745): SR/M1 plus re-NAKs of earlier missing frames when a retransmission that is not
+    /// the earliest missing frame arrives, limited by per-frame NAK counters.
+    PerFrame,
+}
+
+/// Resolved SR parameters (durations before the timer factor).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SrConfig {
+    pub nak_policy: NakPolicy,
+    /// Sender and receiver window, 1..=127.
+    pub window: u8,
+    /// Per-frame retransmission timeout ("at least the round trip delay of the link", L735).
+    pub rto: Duration,
+    /// Delayed-ACK timer (L737).
+    pub ack_delay: Duration,
+}
+
+impl SrConfig {
+    /// Recommended defaults (seed004-ch4 §3.10, AMB-11 of seed004-ch5): window 127, RTO = 2 x link
+    /// RTT of a full data frame plus a 2-byte control frame (Cellular 461 ms, PCS 264 ms, WLAN
+    /// 20 ms), delayed ACK = one full data-frame time ("one data-frame time to ~50 ms").
+    pub fn recommended(link: &super::LinkInfo, nak_policy: NakPolicy) -> Self {
+        SrConfig {
+            nak_policy,
+            window: MAX_WINDOW,
+            rto: link.frame_rtt(ARQ_DATA_HEADER).saturating_mul(2),
+            ack_delay: link.rate.tx_time(link.frame_payload + ARQ_DATA_HEADER),
+        }
+    }
+}
+
+struct TxSlot {
+    payload: Bytes,
+    timer: Timer,
+}
+
+#[derive(Default, Clone)]
+struct RxSlot {
+    data: Option<Bytes>,
+    /// NAKs sent for this (missing) frame: SR/M2's per-frame counter (L747).
+    naks: u32,
+}
+
+/// One end of a Selective Repeat link (both sender and receiver: full duplex, L737).
+pub struct Sr {
+    cfg: SrConfig,
+    factor: f64,
+    // sender
+    tx_base: u8,
+    tx_buf: VecDeque<TxSlot>,
+    // receiver
+    rx_expected: u8,
+    rx_buf: VecDeque<RxSlot>,
+    /// Slots from `rx_expected` up to and including the highest sequence number received.
+    rx_span: usize,
+    /// Basic SR: a NAK was sent and the window has not advanced since (L741).
+    nak_outstanding: bool,
+    ack_timer: Timer,
+    stats: ServiceStats,
+}
+
+impl Sr {
+    /// # Panics
+    /// If the window is not in 1..=127 (a configuration bug; `SchemeConfig::build` clamps).
+    pub fn new(cfg: SrConfig) -> Self {
+        assert!(
+            (1..=MAX_WINDOW).contains(&cfg.window),
+            "SR window {}",
+            cfg.window
+        );
+        Sr {
+            cfg,
+            factor: 1.0,
+            tx_base: 0,
+            tx_buf: VecDeque::new(),
+            rx_expected: 0,
+            rx_buf: vec![RxSlot::default(); cfg.window as usize].into(),
+            rx_span: 0,
+            nak_outstanding: false,
+            ack_timer: Timer::default(),
+            stats: ServiceStats::default(),
+        }
+    }
+
+    pub fn config(&self) -> &SrConfig {
+        &self.cfg
+    }
+
+    fn send_data(&mut self, now: Instant, off: usize, first: bool, out: &mut Outbox) {
+        let seq = self.tx_base.wrapping_add(off as u8);
+        let rto = scaled(self.cfg.rto, self.factor);
+        let slot = &mut self.tx_buf[off];
+        slot.timer.set(now + rto);
+        let payload = slot.payload.clone();
+        let plen = payload.len();
+        let f = ArqFrame::Data {
+            seq,
+            ack: self.rx_expected,
+            payload,
+        }
+        .emit();
+        // The data frame carries the current cumulative ACK, so no pure ACK is owed (L737).
+        self.ack_timer.cancel();
+        let kind = if first {
+            SentKind::Data(plen)
+        } else {
+            SentKind::Retransmission
+        };
+        kind.count(&mut self.stats, &f);
+        out.send(f);
+    }
+
+    fn send_nak(&mut self, off: usize, out: &mut Outbox) {
+        let f = ArqFrame::Nak {
+            seq: self.rx_expected.wrapping_add(off as u8),
+        }
+        .emit();
+        SentKind::Nak.count(&mut self.stats, &f);
+        out.send(f);
+    }
+
+    /// Cumulative ACK: the peer expects `ack` next, so every frame before it is received.
+    fn on_ack(&mut self, ack: u8) {
+        let k = ack.wrapping_sub(self.tx_base) as usize;
+        if k <= self.tx_buf.len() {
+            self.tx_buf.drain(..k);
+            self.tx_base = ack;
+        }
+        // else: stale or nonsensical ACK, ignore (it cannot name an unsent frame)
+    }
+
+    fn on_nak(&mut self, now: Instant, seq: u8, out: &mut Outbox) {
+        if self.cfg.nak_policy == NakPolicy::Once {
+            // L741: "only the earliest frame may be negatively acknowledged, this implies that all
+            // previous frames have been received".
+            self.on_ack(seq);
+        }
+        let off = seq.wrapping_sub(self.tx_base) as usize;
+        if off < self.tx_buf.len() {
+            // L741: "the sender can retransmit negatively acknowledged frames immediately".
+            self.send_data(now, off, false, out);
+        }
+    }
+
+    fn on_data(&mut self, now: Instant, seq: u8, payload: Bytes, out: &mut Outbox) {
+        if !self.ack_timer.is_armed() {
+            // L737: "a delayed acknowledgment timer which is set when a new frame arrives"; also
+            // armed on duplicates, which mean our last ACK may have been lost.
+            self.ack_timer
+                .set(now + scaled(self.cfg.ack_delay, self.factor));
+        }
+        let w = self.cfg.window as usize;
+        let d = seq.wrapping_sub(self.rx_expected) as usize;
+        if d >= w || self.rx_buf[d].data.is_some() {
+            // Outside the window: an old duplicate (the sender never runs more than W ahead).
+            self.stats.duplicates_received += 1;
+            return;
+        }
+        let was_missing = d < self.rx_span;
+        self.rx_buf[d].data = Some(payload);
+        if !was_missing {
+            // A new highest frame: the hole (rx_span..d) just appeared.
+            if matches!(
+                self.cfg.nak_policy,
+                NakPolicy::PerWindow | NakPolicy::PerFrame
+            ) {
+                // SR/M1 (L743): NAK all missing frames in strictly ascending sequence.
+                for x in self.rx_span..d {
+                    if self.rx_buf[x].naks == 0 {
+                        self.rx_buf[x].naks = 1;
+                        self.send_nak(x, out);
+                    }
+                }
+            }
+            self.rx_span = d + 1;
+        } else if d > 0 && self.cfg.nak_policy == NakPolicy::PerFrame {
+            // SR/M2 (L745-L747): a retransmission arrived that is not the earliest missing frame, so
+            // earlier missing frames were not retransmitted or were lost again. "We only send new
+            // negative acknowledgments for frames that have been negatively acknowledged fewer or
+            // the same number of times as the newly received frame, and increase their counters."
+            let c = self.rx_buf[d].naks;
+            for x in 0..d {
+                if self.rx_buf[x].data.is_none() && self.rx_buf[x].naks <= c {
+                    self.rx_buf[x].naks += 1;
+                    self.send_nak(x, out);
+                }
+            }
+        }
+        if d > 0 && self.cfg.nak_policy == NakPolicy::Once && !self.nak_outstanding {
+            // L741: NAK the earliest missing frame; not again until the window advances.
+            self.nak_outstanding = true;
+            self.send_nak(0, out);
+        }
+        if d == 0 {
+            self.release(out);
+        }
+    }
+
+    /// Release the in-sequence run at the window base and slide the window.
+    fn release(&mut self, out: &mut Outbox) {
+        while let Some(p) = self.rx_buf[0].data.take() {
+            self.rx_buf.pop_front();
+            self.rx_buf.push_back(RxSlot::default());
+            self.rx_expected = self.rx_expected.wrapping_add(1);
+            self.rx_span = self.rx_span.saturating_sub(1);
+            self.nak_outstanding = false;
+            self.stats.packets_delivered += 1;
+            out.deliver(Packet::new(p));
+        }
+    }
+}
+
+impl Service for Sr {
+    fn handle_packet(&mut self, now: Instant, packet: Packet, out: &mut Outbox) {
+        self.stats.packets_in += 1;
+        if self.tx_buf.len() >= self.cfg.window as usize {
+            // L761/L1004: "its buffer array may fill up leading to frame drops".
+            self.stats.packets_dropped += 1;
+            return;
+        }
+        self.tx_buf.push_back(TxSlot {
+            payload: packet.into_bytes(),
+            timer: Timer::default(),
+        });
+        let off = self.tx_buf.len() - 1;
+        self.send_data(now, off, true, out);
+    }
+
+    fn handle_frame(&mut self, now: Instant, frame: Frame, out: &mut Outbox) {
+        self.stats.frames_received += 1;
+        match ArqFrame::parse(&frame) {
+            Ok(ArqFrame::Data { seq, ack, payload }) => {
+                self.on_ack(ack);
+                self.on_data(now, seq, payload, out);
+            }
+            Ok(ArqFrame::Ack { ack }) => self.on_ack(ack),
+            Ok(ArqFrame::Nak { seq }) => self.on_nak(now, seq, out),
+            Err(_) => self.stats.malformed_frames += 1,
+        }
+    }
+
+    fn handle_timeout(&mut self, now: Instant, out: &mut Outbox) {
+        for off in 0..self.tx_buf.len() {
+            if self.tx_buf[off].timer.poll_expired(now) {
+                self.send_data(now, off, false, out);
+            }
+        }
+        if self.ack_timer.poll_expired(now) {
+            let f = ArqFrame::Ack {
+                ack: self.rx_expected,
+            }
+            .emit();
+            SentKind::Ack.count(&mut self.stats, &f);
+            out.send(f);
+        }
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.tx_buf
+            .iter()
+            .filter_map(|s| s.timer.deadline())
+            .chain(self.ack_timer.deadline())
+            .min()
+    }
+
+    fn set_timer_factor(&mut self, factor: f64) {
+        self.factor = factor;
+    }
+
+    fn stats(&self) -> ServiceStats {
+        self.stats
+    }
+
+    fn name(&self) -> &'static str {
+        match self.cfg.nak_policy {
+            NakPolicy::Once => "sr",
+            NakPolicy::PerWindow => "sr-m1",
+            NakPolicy::PerFrame => "sr-m2",
+        }
+    }
+
+    fn header_overhead(&self) -> usize {
+        ARQ_DATA_HEADER
+    }
+}
