@@ -586,6 +586,52 @@ mod tests {
     }
 
     #[test]
+    fn recommended_defaults_on_the_thesis_links() {
+        // seed004-ch4 §3.10 / seed004-ch5 §10: timers about 2 x link RTT, delayed ACK one frame
+        // time, keepalive one link RTT, XOR/Ad 100/130/20 ms. Values in microseconds.
+        let us = |d: Duration| d.as_nanos() / 1_000;
+        for (name, rto, ackd, nakt, ka, idle) in [
+            ("cellular", 461_111, 29_444, 460_000, 230_000, 100_000),
+            ("pcs", 263_750, 31_625, 263_500, 131_750, 130_000),
+            ("wlan", 20_040, 4_012, 20_032, 10_016, 20_000),
+        ] {
+            let l = crate::testing::thesis_link(name);
+            let s = SrConfig::recommended(&l, NakPolicy::PerFrame);
+            assert_eq!(
+                (s.window, us(s.rto), us(s.ack_delay)),
+                (127, rto, ackd),
+                "{name}"
+            );
+            let g = GbnConfig::recommended(&l);
+            assert_eq!((g.window, g.rto, g.ack_delay), (127, s.rto, s.ack_delay));
+            let r = RlpConfig::recommended(&l, 3, Delivery::InSequence);
+            assert_eq!(
+                (us(r.nak_timeout), us(r.keepalive), r.buffer),
+                (nakt, ka, 128),
+                "{name}"
+            );
+            let x = XorConfig::recommended(&l, 8, true);
+            assert_eq!(x.idle_timeout.map(us), Some(idle), "{name}");
+        }
+    }
+
+    #[test]
+    fn timer_factor_scales_every_base_timeout() {
+        use crate::testing::numbered;
+        let l = crate::testing::thesis_link("wlan");
+        for name in ["gbn", "sr-m2", "rlp", "xor-ad"] {
+            let mut one = SchemeConfig::from_name(name).unwrap().build(&l, Role::Host);
+            let mut two = SchemeConfig::from_name(name).unwrap().build(&l, Role::Host);
+            two.set_timer_factor(2.0);
+            let mut out = Outbox::default();
+            one.handle_packet(Instant::ZERO, numbered(0, 100), &mut out);
+            two.handle_packet(Instant::ZERO, numbered(0, 100), &mut out);
+            let (a, b) = (one.poll_timeout().unwrap(), two.poll_timeout().unwrap());
+            assert_eq!(b.as_nanos(), 2 * a.as_nanos(), "{name}");
+        }
+    }
+
+    #[test]
     fn header_overheads_match_seed_004() {
         // seed004-ch4 §3.0.1: Default 1, GBN/SR 3, RLP 2; seed004-ch5 §4.0: XOR 2.
         for (name, h) in [
