@@ -3,7 +3,8 @@
 //! compiled in.
 //!
 //! Scenario (tools/ns2-crosscheck/chain.tcl): n0 --10Mb/1ms-- n1 --2Mb/3ms-- n2, FTP of 1000
-//! packets of 1000 bytes, TCP Reno -> TCPSink, tcpTick_ 0.5, window_ 20, no loss. Profile
+//! packets of 1000 bytes, TCP Reno -> TCPSink, tcpTick_ 0.5, window_ 20. Error-free traces
+//! are compared segment by segment; lossy runs (30 seeds) statistically. Profile
 //! "2.1b4" is ns-2.35 with the 2.1b4 knobs of ns2-semantics.md section 10 (compared with
 //! `TcpConfig::dissertation`); profile "2.35" is stock ns-2.35 (compared with
 //! `TcpConfig::ns2_2_35` with tick 0.5).
@@ -117,5 +118,128 @@ fn error_free_trace_matches_stock_ns2_35() {
         },
         include_str!("../../../../tools/ns2-crosscheck/ref/errfree-2.35.csv"),
         4.182272,
+    );
+}
+
+/// One ns-2 run of `run_lossy.sh`.
+struct LossyRun {
+    loss: f64,
+    throughput: f64,
+    timeouts: f64,
+    retransmissions: f64,
+}
+
+fn parse_lossy(txt: &str) -> Vec<LossyRun> {
+    txt.lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let get = |k: &str| -> f64 {
+                let i = f.iter().position(|&x| x == k).unwrap();
+                f[i + 1].parse().unwrap()
+            };
+            LossyRun {
+                loss: get("loss"),
+                throughput: get("npkts") * 8000.0 / get("done"),
+                timeouts: get("nrexmit"),
+                retransmissions: get("nrexmitpack"),
+            }
+        })
+        .collect()
+}
+
+fn mean_sd(v: &[f64]) -> (f64, f64) {
+    let n = v.len() as f64;
+    let m = v.iter().sum::<f64>() / n;
+    let var = v.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (n - 1.0);
+    (m, var.sqrt())
+}
+
+/// 30 seeds of uniform per-packet loss on the 2 Mb/s hop: the mean throughput over the seeds
+/// agrees with ns-2's within 3 standard errors of the difference (the loss draws differ, so only
+/// the distributions can agree), and timeouts/retransmissions per run within 15 %.
+fn compare_lossy(cfg: TcpConfig, reference: &str) {
+    use rand::{Rng, SeedableRng};
+    let ns2 = parse_lossy(reference);
+    for loss in [0.01, 0.02, 0.05] {
+        let theirs: Vec<&LossyRun> = ns2.iter().filter(|r| r.loss == loss).collect();
+        assert_eq!(theirs.len(), 30);
+        let mut ours = vec![];
+        for seed in 1..=30u64 {
+            let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
+            let boot = Duration::from_secs_f64(rng.random::<f64>() * cfg.tick);
+            let (fwd, rev) = chain();
+            let mut drop = |_: i64, _: u32| rng.random::<f64>() < loss;
+            let run = super::tests::run_pipe_phase(
+                cfg.clone(),
+                fwd,
+                rev,
+                5000,
+                Instant::from_secs_f64(100_000.0),
+                boot,
+                &mut drop,
+            );
+            let st = run.sender.stats();
+            assert!(run.sender.is_done());
+            let span = (st.done_at.unwrap() - st.first_send.unwrap()).as_secs_f64();
+            ours.push(LossyRun {
+                loss,
+                throughput: st.bytes_acked as f64 * 8.0 / span,
+                timeouts: st.timeouts as f64,
+                retransmissions: st.retransmissions as f64,
+            });
+        }
+        let stat = |v: &[&LossyRun], f: fn(&LossyRun) -> f64| {
+            mean_sd(&v.iter().map(|r| f(r)).collect::<Vec<_>>())
+        };
+        let ours_ref: Vec<&LossyRun> = ours.iter().collect();
+        let (m1, s1) = stat(&ours_ref, |r| r.throughput);
+        let (m2, s2) = stat(&theirs, |r| r.throughput);
+        let se = ((s1 * s1 + s2 * s2) / 30.0).sqrt();
+        assert!(
+            (m1 - m2).abs() < 3.0 * se,
+            "loss {loss}: throughput ours {m1:.0}+-{s1:.0}, ns-2 {m2:.0}+-{s2:.0}"
+        );
+        for (name, f) in [
+            (
+                "timeouts",
+                (|r: &LossyRun| r.timeouts) as fn(&LossyRun) -> f64,
+            ),
+            ("retransmissions", |r: &LossyRun| r.retransmissions),
+        ] {
+            let (a, _) = stat(&ours_ref, f);
+            let (b, _) = stat(&theirs, f);
+            assert!(
+                (a / b - 1.0).abs() < 0.15,
+                "loss {loss}: {name} ours {a:.1}, ns-2 {b:.1}"
+            );
+        }
+    }
+}
+
+/// ns-2.35 cannot be configured into 2.1b4's repeated Fast Retransmit: its Reno marks Fast
+/// Recovery EXITED on every new ACK whatever `exitFastRetrans_` says (ns2-semantics.md 1.7, 9).
+/// The ns-2 "2.1b4" profile therefore equals our 2.1b4 preset with `mark_exited`. (With the
+/// real 2.1b4 behaviour, `mark_exited: false`, this scenario gives ~17 % more throughput at 1 %
+/// loss and half the timeouts; that difference is what section 9 predicts and cannot be checked
+/// against a binary here.)
+#[test]
+fn lossy_chain_matches_ns2_statistically_2_1b4_knobs() {
+    compare_lossy(
+        TcpConfig {
+            mark_exited: true,
+            ..TcpConfig::dissertation(1000)
+        },
+        include_str!("../../../../tools/ns2-crosscheck/ref/lossy-2.1b4.txt"),
+    );
+}
+
+#[test]
+fn lossy_chain_matches_ns2_statistically_2_35() {
+    compare_lossy(
+        TcpConfig {
+            tick: 0.5,
+            ..TcpConfig::ns2_2_35(1000)
+        },
+        include_str!("../../../../tools/ns2-crosscheck/ref/lossy-2.35.txt"),
     );
 }

@@ -624,13 +624,26 @@ pub(super) struct Run {
 /// last forward hop. Events at equal times run in insertion order (ns-2's FIFO, 5.3).
 pub(super) fn run_pipe(
     cfg: TcpConfig,
-    mut fwd: Path,
-    mut rev: Path,
+    fwd: Path,
+    rev: Path,
     n: u64,
     limit: Instant,
     mut drop: impl FnMut(i64, u32) -> bool,
 ) -> Run {
-    let mut s = TcpSender::new(cfg.clone(), flow(), Duration::ZERO).unwrap();
+    run_pipe_phase(cfg, fwd, rev, n, limit, Duration::ZERO, &mut drop)
+}
+
+/// [`run_pipe`] with a given tick-clock phase (`boot_time_`).
+pub(super) fn run_pipe_phase(
+    cfg: TcpConfig,
+    mut fwd: Path,
+    mut rev: Path,
+    n: u64,
+    limit: Instant,
+    boot_time: Duration,
+    drop: &mut dyn FnMut(i64, u32) -> bool,
+) -> Run {
+    let mut s = TcpSender::new(cfg.clone(), flow(), boot_time).unwrap();
     s.set_trace(true);
     let mut k = TcpSink::new(cfg.clone(), flow()).unwrap();
     let mut q: BTreeMap<(Instant, u64), Ev> = BTreeMap::new();
