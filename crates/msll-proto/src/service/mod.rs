@@ -111,6 +111,11 @@ pub struct ServiceStats {
     pub malformed_frames: u64,
     /// Scheme-specific anomalies, e.g. RLP buffer overrun (seed 004 §4.2.2).
     pub protocol_errors: u64,
+    /// RLP buffer overruns (seed 004 §4.2.2, L761), also counted in `protocol_errors`: the
+    /// receiver saw proof that the sender overwrote an unresolved frame, or the sender got a NAK
+    /// for a frame no longer buffered.
+    #[serde(default)]
+    pub buffer_overruns: u64,
 }
 
 impl ServiceStats {
@@ -134,11 +139,12 @@ impl ServiceStats {
             frames_received,
             duplicates_received,
             malformed_frames,
-            protocol_errors
+            protocol_errors,
+            buffer_overruns
         );
     }
     /// Named counters, in a fixed order, for CSV/JSON output.
-    pub fn fields(&self) -> [(&'static str, u64); 18] {
+    pub fn fields(&self) -> [(&'static str, u64); 19] {
         [
             ("packets_in", self.packets_in),
             ("packets_dropped", self.packets_dropped),
@@ -158,6 +164,7 @@ impl ServiceStats {
             ("duplicates_received", self.duplicates_received),
             ("malformed_frames", self.malformed_frames),
             ("protocol_errors", self.protocol_errors),
+            ("buffer_overruns", self.buffer_overruns),
         ]
     }
 }

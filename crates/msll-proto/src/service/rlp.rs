@@ -21,7 +21,8 @@
 //! * sender: a NAK for a sequence number that is not among the last B frames sent is counted and
 //!   ignored (retransmitting whatever now occupies the slot would deliver the wrong packet).
 //!
-//! Both add to `ServiceStats::protocol_errors`; [`Rlp::buffer_overruns`] gives the split.
+//! Both add to `ServiceStats::protocol_errors` and `ServiceStats::buffer_overruns`;
+//! [`Rlp::buffer_overruns`] gives the split.
 //!
 //! Old/new classification: the link is FIFO, so a frame ahead of the highest sequence number seen
 //! (by less than 128) is new, anything else is a retransmission or a duplicate.
@@ -174,6 +175,7 @@ impl Rlp {
             // Not among the frames still buffered: overwritten (buffer overrun, L761) or never sent.
             self.tx_stale_naks += 1;
             self.stats.protocol_errors += 1;
+            self.stats.buffer_overruns += 1;
             return;
         }
         let payload = self.tx_buf[self.tx_buf.len() - back].clone();
@@ -258,6 +260,7 @@ impl Rlp {
         let w = self.cfg.buffer as usize;
         self.rx_overruns += 1;
         self.stats.protocol_errors += 1;
+        self.stats.buffer_overruns += 1;
         for off in 0..shift.min(w) {
             // Missing frames, and unknown ones (lost without ever being detected).
             if matches!(self.rx[off], Slot::Missing { .. } | Slot::Unknown) {

@@ -194,6 +194,7 @@ fn receiver_detects_buffer_overrun_instead_of_desynchronising() {
     assert_eq!(nums(&o), vec![2, 3, 4, 5]);
     assert_eq!(rx.stats().protocol_errors, 1);
     assert_eq!(rx.buffer_overruns(), (1, 0));
+    assert_eq!(rx.stats().buffer_overruns, 1);
     assert_eq!(rx.stats().give_ups, 1);
     assert_eq!(rx.poll_timeout(), None);
 }
@@ -212,6 +213,7 @@ fn sender_counts_nak_for_overwritten_frame() {
     // never-sent frame
     assert!(feed(&mut tx, ms(6), RlpFrame::Nak { seq: 3 }.emit()).is_empty());
     assert_eq!(tx.buffer_overruns(), (0, 2));
+    assert_eq!(tx.stats().buffer_overruns, 2);
     assert_eq!(tx.stats().protocol_errors, 2);
     assert_eq!(
         feed(&mut tx, ms(7), RlpFrame::Nak { seq: 1 }.emit())
