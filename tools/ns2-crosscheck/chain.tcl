@@ -2,7 +2,7 @@
 #
 #   n0 (FTP, TCP Reno) --10Mb/1ms-- n1 --2Mb/3ms, optional ErrorModel-- n2 (TCPSink)
 #
-# Usage: ns chain.tcl <profile> <loss> <seed> <npkts> <outprefix>
+# Usage: ns chain.tcl <profile> <loss> <seed> <npkts> <outprefix> [trace]
 #   profile  2.1b4 : ns-2.35 configured to behave like ns-2.1b4 (ns2-semantics.md sec. 9/10:
 #                    IW 1, no SYN, no headers, no Limited Transmit, integer halving, repeated FR,
 #                    timer restart before the RTT update, RTO init 6 s, no RTO floor)
@@ -11,13 +11,13 @@
 #   loss     per-packet drop probability on n1->n2 (ErrorModel, unit pkt, uniform), 0 = none
 #   seed     seed of the default RNG (error model draws and TCP boot_time_)
 #   npkts    packets the FTP source produces
-#   outprefix  writes <outprefix>.summary; if loss == 0 also <outprefix>.pkt (first-hop packet
-#              trace) and <outprefix>.cwnd (cwnd_ trace)
+#   outprefix  writes <outprefix>.summary; if loss == 0 or trace == 1 also <outprefix>.pkt
+#              (packet trace of n0<->n1 and n1->n2) and <outprefix>.cwnd (cwnd_ trace)
 #
 # Written for this repository; no ns-2 code copied.
 
-if {$argc != 5} {
-    puts stderr "usage: ns chain.tcl profile loss seed npkts outprefix"
+if {$argc != 5 && $argc != 6} {
+    puts stderr "usage: ns chain.tcl profile loss seed npkts outprefix \[trace\]"
     exit 1
 }
 set profile [lindex $argv 0]
@@ -25,6 +25,8 @@ set loss    [lindex $argv 1]
 set seed    [lindex $argv 2]
 set npkts   [lindex $argv 3]
 set out     [lindex $argv 4]
+set tracing [expr {$loss == 0}]
+if {$argc == 6} { set tracing [lindex $argv 5] }
 
 Agent/TCP set tcpTick_ 0.5
 Agent/TCP set window_ 20
@@ -72,10 +74,14 @@ if {$loss > 0} {
     $em drop-target [new Agent/Null]
     # Link head, before the queue (ns2-semantics.md 4.1).
     $ns lossmodel $em $n1 $n2
-} else {
+}
+if {$tracing} {
+    # A packet dropped by the error model never reaches the n1->n2 queue, so it has no
+    # dequeue ("-") event there; that is how extract scripts find the dropped transmissions.
     set pf [open $out.pkt w]
     $ns trace-queue $n0 $n1 $pf
     $ns trace-queue $n1 $n0 $pf
+    $ns trace-queue $n1 $n2 $pf
 }
 
 set tcp [new Agent/TCP/Reno]
@@ -83,7 +89,7 @@ set sink [new Agent/TCPSink]
 $ns attach-agent $n0 $tcp
 $ns attach-agent $n2 $sink
 $ns connect $tcp $sink
-if {$loss == 0} {
+if {$tracing} {
     set cf [open $out.cwnd w]
     $tcp attach $cf
     $tcp trace cwnd_

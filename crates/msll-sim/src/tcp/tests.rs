@@ -617,6 +617,8 @@ pub(super) struct Run {
     pub sink: TcpSink,
     /// (packet number, time, bytes) of each packet's first transmission.
     pub first_sends: Vec<(i64, Instant, usize)>,
+    /// (packet number, time, bytes) of every transmission, in order.
+    pub sends: Vec<(i64, Instant, usize)>,
 }
 
 /// Drive a sender and a sink over `fwd` / `rev` paths until `n` packets are acknowledged (or
@@ -654,6 +656,7 @@ pub(super) fn run_pipe_phase(
     };
     let mut tx_count: BTreeMap<i64, u32> = BTreeMap::new();
     let mut first_sends = vec![];
+    let mut sends = vec![];
     let mut sender_wake: Option<Instant> = None;
     let mut sink_wake: Option<Instant> = None;
     s.send(Instant::ZERO, n);
@@ -671,6 +674,7 @@ pub(super) fn run_pipe_phase(
             if *c == 1 {
                 first_sends.push((seq, now, p.len()));
             }
+            sends.push((seq, now, p.len()));
             let drop_at = drop(seq, *c).then(|| fwd.0.len() - 1);
             if let Some(arrive) = fwd.traverse(now, p.len(), drop_at) {
                 push(&mut q, arrive, Ev::AtSink(p));
@@ -720,6 +724,7 @@ pub(super) fn run_pipe_phase(
         sender: s,
         sink: k,
         first_sends,
+        sends,
     }
 }
 
