@@ -1,8 +1,11 @@
 # ns-2 cross-check scenario for msll-sim's TCP (crates/msll-sim/src/tcp).
 #
-#   n0 (FTP, TCP Reno) --10Mb/1ms-- n1 --2Mb/3ms, optional ErrorModel-- n2 (TCPSink)
+#   topo lan  (default): n0 (FTP, TCP Reno) --10Mb/1ms-- n1 --2Mb/3ms, ErrorModel-- n2 (TCPSink)
+#                        packetSize_ 1000 (WLAN-like last hop, LAN1-like wired part)
+#   topo cell          : n0 --2Mb/50ms-- n1 --14.4kb/100ms, ErrorModel-- n2, packetSize_ 50
+#                        (seed 004 Cellular/WAN1: RTTs above the 0.5 s tick)
 #
-# Usage: ns chain.tcl <profile> <loss> <seed> <npkts> <outprefix> [trace]
+# Usage: ns chain.tcl <profile> <loss> <seed> <npkts> <outprefix> [trace [topo]]
 #   profile  2.1b4 : ns-2.35 configured to behave like ns-2.1b4 (ns2-semantics.md sec. 9/10:
 #                    IW 1, no SYN, no headers, no Limited Transmit, integer halving, repeated FR,
 #                    timer restart before the RTT update, RTO init 6 s, no RTO floor)
@@ -16,8 +19,8 @@
 #
 # Written for this repository; no ns-2 code copied.
 
-if {$argc != 5 && $argc != 6} {
-    puts stderr "usage: ns chain.tcl profile loss seed npkts outprefix \[trace\]"
+if {$argc < 5 || $argc > 7} {
+    puts stderr "usage: ns chain.tcl profile loss seed npkts outprefix \[trace \[topo\]\]"
     exit 1
 }
 set profile [lindex $argv 0]
@@ -26,11 +29,17 @@ set seed    [lindex $argv 2]
 set npkts   [lindex $argv 3]
 set out     [lindex $argv 4]
 set tracing [expr {$loss == 0}]
-if {$argc == 6} { set tracing [lindex $argv 5] }
+if {$argc >= 6} { set tracing [lindex $argv 5] }
+set topo lan
+if {$argc >= 7} { set topo [lindex $argv 6] }
 
 Agent/TCP set tcpTick_ 0.5
 Agent/TCP set window_ 20
-Agent/TCP set packetSize_ 1000
+if {$topo == "cell"} {
+    Agent/TCP set packetSize_ 50
+} else {
+    Agent/TCP set packetSize_ 1000
+}
 
 if {$profile == "2.1b4"} {
     Agent/TCP set windowInit_ 1
@@ -58,8 +67,13 @@ $defaultRNG seed $seed
 set n0 [$ns node]
 set n1 [$ns node]
 set n2 [$ns node]
-$ns duplex-link $n0 $n1 10Mb 1ms DropTail
-$ns duplex-link $n1 $n2 2Mb 3ms DropTail
+if {$topo == "cell"} {
+    $ns duplex-link $n0 $n1 2Mb 50ms DropTail
+    $ns duplex-link $n1 $n2 14.4Kb 100ms DropTail
+} else {
+    $ns duplex-link $n0 $n1 10Mb 1ms DropTail
+    $ns duplex-link $n1 $n2 2Mb 3ms DropTail
+}
 # Large queues: the seeds avoid congestion losses (seed004-ch4 sec. 2.2).
 $ns queue-limit $n0 $n1 1000
 $ns queue-limit $n1 $n2 1000
@@ -94,6 +108,14 @@ if {$tracing} {
     $tcp attach $cf
     $tcp trace cwnd_
 }
+# boot_time_ (the TCP tick-clock phase) is a default-RNG draw in the agent's reset() and not
+# visible from Tcl; print the first draws of an identically seeded RNG as candidates.
+set shadow [new RNG]
+$shadow seed $seed
+set boot_candidates {}
+for {set i 0} {$i < 4} {incr i} {
+    lappend boot_candidates [$shadow uniform 0 [Agent/TCP set tcpTick_]]
+}
 set ftp [new Application/FTP]
 $ftp attach-agent $tcp
 
@@ -105,9 +127,9 @@ $tcp proc done {} {
 }
 
 proc finish {} {
-    global ns tcp out t_done npkts profile loss seed
+    global ns tcp out t_done npkts profile loss seed boot_candidates
     set f [open $out.summary w]
-    puts $f "profile $profile loss $loss seed $seed npkts $npkts done $t_done ndatapack [$tcp set ndatapack_] nrexmitpack [$tcp set nrexmitpack_] nrexmit [$tcp set nrexmit_] cwnd [$tcp set cwnd_] ssthresh [$tcp set ssthresh_]"
+    puts $f "profile $profile loss $loss seed $seed npkts $npkts done $t_done ndatapack [$tcp set ndatapack_] nrexmitpack [$tcp set nrexmitpack_] nrexmit [$tcp set nrexmit_] cwnd [$tcp set cwnd_] ssthresh [$tcp set ssthresh_] boot_candidates [join $boot_candidates ,]"
     close $f
     $ns halt
 }

@@ -12,6 +12,11 @@
 #        dropped = 1 if the error model at the head of n1->n2 dropped it (no "-" there)
 #   cwnd,<time s>,<cwnd_>,,        every assignment of cwnd_ (ns-2 traced variable, 5 decimals)
 #   done,<time s>,,,               when the sender's `done` fired (all data ACKed)
+#   boot,<b1>,<b2>,<b3>,<b4>       first draws of an RNG seeded like the default RNG, times
+#                                  tcpTick_: candidates for the sender's boot_time_ (see chain.tcl)
+#
+# ref/cell-<profile>-l<loss>-s<seed>.csv: the same for topo "cell" (2Mb/50ms + 14.4kb/100ms,
+# 50-byte packets, 300 packets), where RTT samples span 1-2 ticks and boot_time_ matters.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)
@@ -25,6 +30,7 @@ extract() { # <prefix> <output csv>
              END { for (i = 1; i <= n; i++) print "send," t[i] "," s[i] "," b[i] "," ((u[i] in passed) ? 0 : 1) }' "$1.pkt"
         awk '$6 == "cwnd_" { print "cwnd," $1 "," $7 ",," }' "$1.cwnd"
         awk '{ for (i = 1; i < NF; i++) if ($i == "done") print "done," $(i + 1) ",,," }' "$1.summary"
+        awk '{ for (i = 1; i < NF; i++) if ($i == "boot_candidates") print "boot," $(i + 1) }' "$1.summary"
     } > "$2"
 }
 
@@ -38,5 +44,12 @@ for profile in 2.1b4 2.35; do
         (cd "$tmp" && ns "$here/chain.tcl" "$profile" "$loss" "$seed" 1000 "$tmp/l" 1)
         extract "$tmp/l" "$here/ref/replay-$profile-l$loss-s$seed.csv"
         cp "$tmp/l.summary" "$here/ref/replay-$profile-l$loss-s$seed.summary"
+    done
+    for ls in 0:1 0.02:3 0.05:4; do
+        loss=${ls%:*}
+        seed=${ls#*:}
+        (cd "$tmp" && ns "$here/chain.tcl" "$profile" "$loss" "$seed" 300 "$tmp/c" 1 cell)
+        extract "$tmp/c" "$here/ref/cell-$profile-l$loss-s$seed.csv"
+        cp "$tmp/c.summary" "$here/ref/cell-$profile-l$loss-s$seed.summary"
     done
 done
