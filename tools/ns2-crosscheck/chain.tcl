@@ -5,7 +5,7 @@
 #   topo cell          : n0 --2Mb/50ms-- n1 --14.4kb/100ms, ErrorModel-- n2, packetSize_ 50
 #                        (seed 004 Cellular/WAN1: RTTs above the 0.5 s tick)
 #
-# Usage: ns chain.tcl <profile> <loss> <seed> <npkts> <outprefix> [trace [topo]]
+# Usage: ns chain.tcl <profile> <loss> <seed> <npkts> <outprefix> [trace [topo [sink]]]
 #   profile  2.1b4 : ns-2.35 configured to behave like ns-2.1b4 (ns2-semantics.md sec. 9/10:
 #                    IW 1, no SYN, no headers, no Limited Transmit, integer halving, repeated FR,
 #                    timer restart before the RTT update, RTO init 6 s, no RTO floor)
@@ -13,14 +13,15 @@
 #            Both use tcpTick_ 0.5, window_ 20, packetSize_ 1000 (the dissertation's settings).
 #   loss     per-packet drop probability on n1->n2 (ErrorModel, unit pkt, uniform), 0 = none
 #   seed     seed of the default RNG (error model draws and TCP boot_time_)
+#   sink     plain (Agent/TCPSink, default) or delack (Agent/TCPSink/DelAck, interval_ 100 ms)
 #   npkts    packets the FTP source produces
 #   outprefix  writes <outprefix>.summary; if loss == 0 or trace == 1 also <outprefix>.pkt
 #              (packet trace of n0<->n1 and n1->n2) and <outprefix>.cwnd (cwnd_ trace)
 #
 # Written for this repository; no ns-2 code copied.
 
-if {$argc < 5 || $argc > 7} {
-    puts stderr "usage: ns chain.tcl profile loss seed npkts outprefix \[trace \[topo\]\]"
+if {$argc < 5 || $argc > 8} {
+    puts stderr "usage: ns chain.tcl profile loss seed npkts outprefix \[trace \[topo \[sink\]\]\]"
     exit 1
 }
 set profile [lindex $argv 0]
@@ -32,6 +33,8 @@ set tracing [expr {$loss == 0}]
 if {$argc >= 6} { set tracing [lindex $argv 5] }
 set topo lan
 if {$argc >= 7} { set topo [lindex $argv 6] }
+set sinktype plain
+if {$argc >= 8} { set sinktype [lindex $argv 7] }
 
 Agent/TCP set tcpTick_ 0.5
 Agent/TCP set window_ 20
@@ -55,6 +58,9 @@ if {$profile == "2.1b4"} {
     Agent/TCP set minrto_ 0
     Agent/TCP set maxrto_ 100000
     Agent/TCP set rtxcur_init_ 6.0
+    # 2.1b4's DelAck had neither exception (ns2-semantics.md 2).
+    Agent/TCPSink set RFC2581_immediate_ack_ false
+    Agent/TCPSink set SYN_immediate_ack_ false
 } elseif {$profile != "2.35"} {
     puts stderr "unknown profile $profile"
     exit 1
@@ -99,7 +105,11 @@ if {$tracing} {
 }
 
 set tcp [new Agent/TCP/Reno]
-set sink [new Agent/TCPSink]
+if {$sinktype == "delack"} {
+    set sink [new Agent/TCPSink/DelAck]
+} else {
+    set sink [new Agent/TCPSink]
+}
 $ns attach-agent $n0 $tcp
 $ns attach-agent $n2 $sink
 $ns connect $tcp $sink

@@ -17,6 +17,7 @@
 #
 # ref/cell-<profile>-l<loss>-s<seed>.csv: the same for topo "cell" (2Mb/50ms + 14.4kb/100ms,
 # 50-byte packets, 300 packets), where RTT samples span 1-2 ticks and boot_time_ matters.
+# ref/delack-<profile>-l<loss>-s<seed>.csv: topo "lan" with Agent/TCPSink/DelAck.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)
@@ -51,5 +52,12 @@ for profile in 2.1b4 2.35; do
         (cd "$tmp" && ns "$here/chain.tcl" "$profile" "$loss" "$seed" 300 "$tmp/c" 1 cell)
         extract "$tmp/c" "$here/ref/cell-$profile-l$loss-s$seed.csv"
         cp "$tmp/c.summary" "$here/ref/cell-$profile-l$loss-s$seed.summary"
+    done
+    for ls in 0:1 0.03:7; do
+        loss=${ls%:*}
+        seed=${ls#*:}
+        (cd "$tmp" && ns "$here/chain.tcl" "$profile" "$loss" "$seed" 1000 "$tmp/d" 1 lan delack)
+        extract "$tmp/d" "$here/ref/delack-$profile-l$loss-s$seed.csv"
+        cp "$tmp/d.summary" "$here/ref/delack-$profile-l$loss-s$seed.summary"
     done
 done

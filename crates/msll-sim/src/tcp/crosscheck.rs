@@ -205,6 +205,40 @@ fn cellular_replay_matches_stock_ns2_35_and_needs_the_right_tick_phase() {
     assert!(replay_on(cfg, &r, fwd, rev, 300, 0.0).is_err());
 }
 
+/// `Agent/TCPSink/DelAck` (100 ms) on the LAN chain, error-free and 3 % loss. The 2.1b4 profile
+/// turns off 2.35's two immediate-ACK exceptions, as our 2.1b4 preset does.
+#[test]
+fn delack_replay_matches_ns2() {
+    let delack = |mut c: TcpConfig| {
+        c.sink.delayed_ack = true;
+        c
+    };
+    for (cfg, r) in [
+        (
+            delack(ns2_35_with_2_1b4_knobs()),
+            include_str!("../../../../tools/ns2-crosscheck/ref/delack-2.1b4-l0-s1.csv"),
+        ),
+        (
+            delack(ns2_35_with_2_1b4_knobs()),
+            include_str!("../../../../tools/ns2-crosscheck/ref/delack-2.1b4-l0.03-s7.csv"),
+        ),
+        (
+            delack(stock_ns2_35_tick_half()),
+            include_str!("../../../../tools/ns2-crosscheck/ref/delack-2.35-l0-s1.csv"),
+        ),
+        (
+            delack(stock_ns2_35_tick_half()),
+            include_str!("../../../../tools/ns2-crosscheck/ref/delack-2.35-l0.03-s7.csv"),
+        ),
+    ] {
+        let r = parse(r);
+        let (fwd, rev) = chain();
+        if let Err(e) = replay_on(cfg, &r, fwd, rev, 1000, r.boot[1]) {
+            panic!("{e}");
+        }
+    }
+}
+
 /// ns-2.35 configured with the 2.1b4 knobs of ns2-semantics.md section 10. ns-2.35 cannot be
 /// configured into 2.1b4's repeated Fast Retransmit (it marks Fast Recovery EXITED on every new
 /// ACK whatever `exitFastRetrans_` says, 1.7 and 9), so this is our 2.1b4 preset with
