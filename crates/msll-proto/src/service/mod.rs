@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 pub use gbn::{Gbn, GbnConfig};
 pub use raw::Raw;
 pub use rlp::{Delivery, Rlp, RlpConfig};
-pub use sr::{NakPolicy, Sr, SrConfig};
+pub use sr::{NakPolicy, RetransmitTimer, Sr, SrConfig};
 pub use xor::{Xor, XorConfig};
 
 /// One link-layer scheme instance.
@@ -298,6 +298,10 @@ pub enum SchemeConfig {
         rto_ms: Option<f64>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         ack_delay_ms: Option<f64>,
+        /// Per-frame timers (default, the spec's recommendation) or one timer for the oldest
+        /// frame; see `sr.rs`.
+        #[serde(default, skip_serializing_if = "is_per_frame")]
+        timer: RetransmitTimer,
     },
     /// RLP and RLP/OOS (seed004-ch4 §3.6, seed004-ch5 §4.5-§4.6).
     Rlp {
@@ -331,6 +335,10 @@ pub enum SchemeConfig {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         idle_timeout_ms: Option<f64>,
     },
+}
+
+fn is_per_frame(t: &RetransmitTimer) -> bool {
+    *t == RetransmitTimer::PerFrame
 }
 
 fn is_zero(v: &u32) -> bool {
@@ -400,10 +408,16 @@ impl SchemeConfig {
             } => opt("idle", idle_timeout_ms),
         }
         match self {
-            SchemeConfig::Gbn { window, .. } | SchemeConfig::Sr { window, .. }
-                if *window != default_window() =>
-            {
+            SchemeConfig::Gbn { window, .. } if *window != default_window() => {
                 l.push_str(&format!("-w{window}"));
+            }
+            SchemeConfig::Sr { window, timer, .. } => {
+                if *window != default_window() {
+                    l.push_str(&format!("-w{window}"));
+                }
+                if *timer == RetransmitTimer::Oldest {
+                    l.push_str("-oldest");
+                }
             }
             SchemeConfig::Rlp {
                 buffer,
@@ -444,6 +458,7 @@ impl SchemeConfig {
                 window,
                 rto_ms,
                 ack_delay_ms,
+                timer,
             } => {
                 let d = SrConfig::recommended(link, *nak_policy);
                 Box::new(Sr::new(SrConfig {
@@ -451,6 +466,7 @@ impl SchemeConfig {
                     window: (*window).clamp(1, sr::MAX_WINDOW),
                     rto: ms_or(*rto_ms, d.rto),
                     ack_delay: ms_or(*ack_delay_ms, d.ack_delay),
+                    timer: *timer,
                 }))
             }
             SchemeConfig::Rlp {
@@ -498,6 +514,7 @@ impl SchemeConfig {
             window: default_window(),
             rto_ms: None,
             ack_delay_ms: None,
+            timer: RetransmitTimer::PerFrame,
         };
         let rlp = |max_naks, delivery| SchemeConfig::Rlp {
             max_naks,

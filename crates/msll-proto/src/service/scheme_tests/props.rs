@@ -61,30 +61,38 @@ fn arq_scheme() -> impl Strategy<Value = SchemeConfig> {
     (
         prop_oneof![Just("gbn"), Just("sr"), Just("sr-m1"), Just("sr-m2")],
         prop_oneof![3 => Just(127u8), 1 => 1u8..=8],
+        any::<bool>(),
     )
-        .prop_map(|(name, w)| match SchemeConfig::from_name(name).unwrap() {
-            SchemeConfig::Gbn {
-                rto_ms,
-                ack_delay_ms,
-                ..
-            } => SchemeConfig::Gbn {
-                window: w,
-                rto_ms,
-                ack_delay_ms,
+        .prop_map(
+            |(name, w, oldest)| match SchemeConfig::from_name(name).unwrap() {
+                SchemeConfig::Gbn {
+                    rto_ms,
+                    ack_delay_ms,
+                    ..
+                } => SchemeConfig::Gbn {
+                    window: w,
+                    rto_ms,
+                    ack_delay_ms,
+                },
+                SchemeConfig::Sr {
+                    nak_policy,
+                    rto_ms,
+                    ack_delay_ms,
+                    ..
+                } => SchemeConfig::Sr {
+                    nak_policy,
+                    window: w,
+                    rto_ms,
+                    ack_delay_ms,
+                    timer: if oldest {
+                        crate::service::RetransmitTimer::Oldest
+                    } else {
+                        crate::service::RetransmitTimer::PerFrame
+                    },
+                },
+                _ => unreachable!(),
             },
-            SchemeConfig::Sr {
-                nak_policy,
-                rto_ms,
-                ack_delay_ms,
-                ..
-            } => SchemeConfig::Sr {
-                nak_policy,
-                window: w,
-                rto_ms,
-                ack_delay_ms,
-            },
-            _ => unreachable!(),
-        })
+        )
 }
 
 fn numbers(v: &[(Instant, crate::Packet)]) -> Vec<u32> {
