@@ -7,7 +7,7 @@
 //! ```
 //!
 //! Each direction is a simplex link: frames wait in a FIFO (the single-service FIFO scheduler of
-//! seed004-ch5 §1.1), are serialised one at a time at the link rate, then arrive after the one-way
+//! seed004-ch5 sec. 1.1), are serialised one at a time at the link rate, then arrive after the one-way
 //! delay, unless the loss rule drops them (a dropped frame still uses its airtime, as in ns-2's
 //! error model). `step` advances virtual time to the next event. Frames are re-read from their
 //! bytes with a non-zero service nibble, so schemes are tested on wire input and must ignore that

@@ -1,6 +1,6 @@
 //! The `Service` trait: one link-layer error-recovery scheme, one end of a "virtual private path".
 //!
-//! Seed 004 ch. 6 (seed004-ch6-9.md §2.4): a service is "not aware of the classifier, the scheduler
+//! Seed 004 ch. 6 (seed004-ch6-9.md sec. 2.4): a service is "not aware of the classifier, the scheduler
 //! or the other services". It has one entry and one exit in each direction; frames handed to the
 //! scheduler cannot be taken back; all its timers scale by one factor.
 //!
@@ -109,9 +109,9 @@ pub struct ServiceStats {
     pub duplicates_received: u64,
     /// Frames that failed to parse (truncated, unknown type): counted and dropped.
     pub malformed_frames: u64,
-    /// Scheme-specific anomalies, e.g. RLP buffer overrun (seed 004 §4.2.2).
+    /// Scheme-specific anomalies, e.g. RLP buffer overrun (seed 004 sec. 4.2.2).
     pub protocol_errors: u64,
-    /// RLP buffer overruns (seed 004 §4.2.2, L761), also counted in `protocol_errors`: the
+    /// RLP buffer overruns (seed 004 sec. 4.2.2, L761), also counted in `protocol_errors`: the
     /// receiver saw proof that the sender overwrote an unresolved frame, or the sender got a NAK
     /// for a frame no longer buffered.
     #[serde(default)]
@@ -170,7 +170,7 @@ impl ServiceStats {
 }
 
 /// Which end of a wireless link a service runs at. Only Snoop cares: it runs at the base station
-/// and its peer at the wireless host is a plain Default service (seed 004 §4.2.6).
+/// and its peer at the wireless host is a plain Default service (seed 004 sec. 4.2.6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Role {
@@ -178,7 +178,7 @@ pub enum Role {
     Host,
 }
 
-/// What a scheme may derive its default timers and windows from (seed004-ch4 §3.10: "based on
+/// What a scheme may derive its default timers and windows from (seed004-ch4 sec. 3.10: "based on
 /// link characteristics such as propagation delay and transmission speed").
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LinkInfo {
@@ -268,27 +268,27 @@ fn is_false(b: &bool) -> bool {
 }
 
 /// Build a scheme instance. Every timer, window and limit is a named field; an absent optional
-/// field (`None`) means "derive the recommended default from the link" (seed004-ch4 §3.10,
-/// seed004-ch5 §10). Durations are in milliseconds at this configuration edge.
+/// field (`None`) means "derive the recommended default from the link" (seed004-ch4 sec. 3.10,
+/// seed004-ch5 sec. 10). Durations are in milliseconds at this configuration edge.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum SchemeConfig {
-    /// No recovery: access to the raw link (seed 004 §4.2.1).
+    /// No recovery: access to the raw link (seed 004 sec. 4.2.1).
     #[default]
     Default,
-    /// Go-Back-N (seed004-ch4 §3.2).
+    /// Go-Back-N (seed004-ch4 sec. 3.2).
     Gbn {
         /// Outstanding frames, 1..=127 (L1009: "127 ... the maximum allowed").
         #[serde(default = "default_window")]
         window: u8,
-        /// Retransmission timeout; default 2 x link RTT (seed004-ch4 §3.10).
+        /// Retransmission timeout; default 2 x link RTT (seed004-ch4 sec. 3.10).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         rto_ms: Option<f64>,
-        /// Delayed-ACK timer; default one full data-frame time (seed004-ch4 §3.10).
+        /// Delayed-ACK timer; default one full data-frame time (seed004-ch4 sec. 3.10).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         ack_delay_ms: Option<f64>,
     },
-    /// Selective Repeat: basic SR, SR/M1 or SR/M2 (seed004-ch4 §3.3-§3.5).
+    /// Selective Repeat: basic SR, SR/M1 or SR/M2 (seed004-ch4 sec. 3.3-sec. 3.5).
     Sr {
         #[serde(default)]
         nak_policy: NakPolicy,
@@ -303,7 +303,7 @@ pub enum SchemeConfig {
         #[serde(default, skip_serializing_if = "is_per_frame")]
         timer: RetransmitTimer,
     },
-    /// RLP and RLP/OOS (seed004-ch4 §3.6, seed004-ch5 §4.5-§4.6).
+    /// RLP and RLP/OOS (seed004-ch4 sec. 3.6, seed004-ch5 sec. 4.5-sec. 4.6).
     Rlp {
         /// NAKs (= retransmissions) per frame before giving up: 3 for TCP (L777), 1 for UDP (L1041).
         #[serde(default = "default_max_naks")]
@@ -313,7 +313,7 @@ pub enum SchemeConfig {
         /// Receiver NAK timer; default 2 x link RTT (AMB-4).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         nak_timeout_ms: Option<f64>,
-        /// Keepalive period while idle; default 1 link RTT (AMB-5, seed004-ch4 §7 item 6).
+        /// Keepalive period while idle; default 1 link RTT (AMB-5, seed004-ch4 sec. 7 item 6).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         keepalive_ms: Option<f64>,
         /// Sender circular buffer = receiver window, 1..=128 (L761 constraint, see rlp.rs).
@@ -323,7 +323,7 @@ pub enum SchemeConfig {
         #[serde(default, skip_serializing_if = "is_zero")]
         max_idle_keepalives: u32,
     },
-    /// XOR parity FEC and XOR/Ad (seed004-ch5 §4.2-§4.3).
+    /// XOR parity FEC and XOR/Ad (seed004-ch5 sec. 4.2-sec. 4.3).
     Xor {
         /// Data frames per parity frame (8 Cellular/PCS, 12 WLAN; L1041, AMB-1).
         #[serde(default = "default_xor_block")]
@@ -611,7 +611,7 @@ mod tests {
 
     #[test]
     fn recommended_defaults_on_the_thesis_links() {
-        // seed004-ch4 §3.10 / seed004-ch5 §10: timers about 2 x link RTT, delayed ACK one frame
+        // seed004-ch4 sec. 3.10 / seed004-ch5 sec. 10: timers about 2 x link RTT, delayed ACK one frame
         // time, keepalive one link RTT, XOR/Ad 100/130/20 ms. Values in microseconds.
         let us = |d: Duration| d.as_nanos() / 1_000;
         for (name, rto, ackd, nakt, ka, idle) in [
@@ -657,7 +657,7 @@ mod tests {
 
     #[test]
     fn header_overheads_match_seed_004() {
-        // seed004-ch4 §3.0.1: Default 1, GBN/SR 3, RLP 2; seed004-ch5 §4.0: XOR 2.
+        // seed004-ch4 sec. 3.0.1: Default 1, GBN/SR 3, RLP 2; seed004-ch5 sec. 4.0: XOR 2.
         for (name, h) in [
             ("default", 1),
             ("gbn", 3),

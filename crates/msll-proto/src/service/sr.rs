@@ -1,4 +1,4 @@
-//! Selective Repeat, full recovery: basic SR, SR/M1 and SR/M2 (seed004-ch4 §3.3-§3.5, seed 004
+//! Selective Repeat, full recovery: basic SR, SR/M1 and SR/M2 (seed004-ch4 sec. 3.3-sec. 3.5, seed 004
 //! L739-L747). One value of [`NakPolicy`] selects the variant; frames and timers are shared.
 //!
 //! ```text
@@ -13,7 +13,7 @@
 //! while the window is full is dropped and counted (L761, L1004: Fig 5.2 relies on this). There is
 //! no retry limit.
 //!
-//! Timers ([`RetransmitTimer`]; seed004-ch4 §3.3 and §7 item 4: "retransmit only the timed-out
+//! Timers ([`RetransmitTimer`]; seed004-ch4 sec. 3.3 and sec. 7 item 4: "retransmit only the timed-out
 //! frame"):
 //! * `PerFrame` (default, the spec's recommendation): every transmission arms that frame's timer
 //!   ("the sender sets a retransmission timer after each transmission", L735). ACKs are cumulative
@@ -28,7 +28,7 @@
 //!   for the cases where negative acknowledgments themselves are lost" (L741). Bounded load.
 //!
 //! Receiver: buffers out-of-sequence frames in a window of the same size and releases them in
-//! sequence; acknowledgments are cumulative "next expected" (seed004-ch4 §7 item 3), piggy-backed on
+//! sequence; acknowledgments are cumulative "next expected" (seed004-ch4 sec. 7 item 3), piggy-backed on
 //! every data frame, else sent as a 2-byte pure ACK when the delayed-ACK timer expires (L737).
 
 use std::collections::VecDeque;
@@ -43,7 +43,7 @@ use crate::wire::arq::{ArqFrame, ARQ_DATA_HEADER};
 use crate::wire::Frame;
 
 /// Largest SR/GBN window: half the 8-bit sequence space minus one, so that an old duplicate can
-/// never be mistaken for a new frame (seed004-ch4 §3.0.1: "consistent with an SR window < 256/2").
+/// never be mistaken for a new frame (seed004-ch4 sec. 3.0.1: "consistent with an SR window < 256/2").
 pub const MAX_WINDOW: u8 = 127;
 
 /// How the receiver sends negative acknowledgments.
@@ -87,7 +87,7 @@ pub struct SrConfig {
 }
 
 impl SrConfig {
-    /// Recommended defaults (seed004-ch4 §3.10, AMB-11 of seed004-ch5): window 127, RTO = 2 x link
+    /// Recommended defaults (seed004-ch4 sec. 3.10, AMB-11 of seed004-ch5): window 127, RTO = 2 x link
     /// RTT of a full data frame plus a 2-byte control frame (Cellular 461 ms, PCS 264 ms, WLAN
     /// 20 ms), delayed ACK = one full data-frame time ("one data-frame time to ~50 ms").
     pub fn recommended(link: &super::LinkInfo, nak_policy: NakPolicy) -> Self {

@@ -1,4 +1,4 @@
-//! Residual loss under iid frame loss against seed004-ch5 §9.1 (DERIVED first-order model), and
+//! Residual loss under iid frame loss against seed004-ch5 sec. 9.1 (DERIVED first-order model), and
 //! the SR variant ordering of seed 004 L796, on the Cellular link with a CBR source at the
 //! Table 5.1 packet interval (41.7 ms, 50-byte packets).
 
@@ -61,7 +61,7 @@ fn run_stats(cfg: &SchemeConfig, per_mille: u64, n: u32, seed: u64) -> ((f64, f6
 
 #[test]
 fn residual_loss_matches_first_order_model_on_cellular() {
-    // seed004-ch5 §9.1, Cellular level 4 (p = 10%): XOR n = 8 ~ 5.70%, RLP limit 1 ~ 1.90%,
+    // seed004-ch5 sec. 9.1, Cellular level 4 (p = 10%): XOR n = 8 ~ 5.70%, RLP limit 1 ~ 1.90%,
     // Default 10%. Level 1 (1%): XOR 0.08%, RLP 0.02%.
     let n = 20_000;
     for (name, p, want, tol) in [

@@ -76,7 +76,7 @@ fn sr_m1_naks_every_hole_ascending_and_never_again() {
 
 #[test]
 fn sr_m2_renaks_earlier_frames_by_counter_rule() {
-    // seed004-ch4 §3.5: re-NAK x < r only if nakcount[x] <= nakcount[r], then increment.
+    // seed004-ch4 sec. 3.5: re-NAK x < r only if nakcount[x] <= nakcount[r], then increment.
     let mut rx = sr(NakPolicy::PerFrame);
     feed(&mut rx, ms(0), data(0, 0));
     // 1, 2, 3 lost; 4 arrives: NAK 1, 2, 3 (counts 1, 1, 1)
@@ -175,7 +175,7 @@ fn delayed_ack_is_pure_unless_piggybacked() {
     assert_eq!(
         o.frames[0].len(),
         2,
-        "pure ACK is 2 bytes (seed004-ch4 §7 item 2)"
+        "pure ACK is 2 bytes (seed004-ch4 sec. 7 item 2)"
     );
     // next frame: reverse data before the timer carries the ACK instead
     feed(&mut rx, ms(40), data(1, 0));

@@ -1,4 +1,4 @@
-//! Property tests over random loss patterns (seed004-ch4 §3.2-§3.6, seed004-ch5 §4.2-§4.6).
+//! Property tests over random loss patterns (seed004-ch4 sec. 3.2-sec. 3.6, seed004-ch5 sec. 4.2-sec. 4.6).
 //!
 //! Loss patterns are "eventually lossless": each direction drops frames according to a random
 //! vector for its first frames and never afterwards, so full-recovery schemes must finish.

@@ -97,7 +97,7 @@ fn gives_up_after_exactly_max_naks_and_releases_in_sequence() {
     let o = feed(&mut rx, ms(30), data(2));
     assert_eq!((naks(&o), nums(&o)), (vec![1], vec![]));
     assert_eq!(rx.poll_timeout(), Some(ms(430)));
-    // retransmissions lost: NAK again at each expiry, 3 in all (L777, seed004-ch4 §7 item 5)
+    // retransmissions lost: NAK again at each expiry, 3 in all (L777, seed004-ch4 sec. 7 item 5)
     assert_eq!(naks(&timeout(&mut rx, ms(430))), vec![1]);
     assert!(
         timeout(&mut rx, ms(500)).is_empty(),
@@ -142,7 +142,7 @@ fn sender_retransmits_only_on_nak_and_keeps_alive_while_idle() {
     assert_eq!(
         o.frames[0].len(),
         52,
-        "2-byte data header (seed004-ch4 §3.0.1)"
+        "2-byte data header (seed004-ch4 sec. 3.0.1)"
     );
     send(&mut tx, ms(30), numbered(1, 50));
     assert_eq!(tx.poll_timeout(), Some(ms(280)));
