@@ -51,7 +51,7 @@ pub struct WireEvent {
 #[derive(Default)]
 struct Wire {
     queue: VecDeque<Frame>,
-    /// Frame on the air: (end of serialisation, frame, index, lost).
+    /// End of serialisation of the frame on the air, if any.
     busy: Option<Instant>,
     in_flight: VecDeque<(Instant, Frame, bool)>,
     sent: u64,
