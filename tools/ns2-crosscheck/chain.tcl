@@ -1,8 +1,11 @@
 # ns-2 cross-check scenario for msll-sim's TCP (crates/msll-sim/src/tcp).
 #
-#   n0 (FTP, TCP Reno) --10Mb/1ms-- n1 --2Mb/3ms, optional ErrorModel-- n2 (TCPSink)
+#   topo lan  (default): n0 (FTP, TCP Reno) --10Mb/1ms-- n1 --2Mb/3ms, ErrorModel-- n2 (TCPSink)
+#                        packetSize_ 1000 (WLAN-like last hop, LAN1-like wired part)
+#   topo cell          : n0 --2Mb/50ms-- n1 --14.4kb/100ms, ErrorModel-- n2, packetSize_ 50
+#                        (seed 004 Cellular/WAN1: RTTs above the 0.5 s tick)
 #
-# Usage: ns chain.tcl <profile> <loss> <seed> <npkts> <outprefix>
+# Usage: ns chain.tcl <profile> <loss> <seed> <npkts> <outprefix> [trace [topo [sink]]]
 #   profile  2.1b4 : ns-2.35 configured to behave like ns-2.1b4 (ns2-semantics.md sec. 9/10:
 #                    IW 1, no SYN, no headers, no Limited Transmit, integer halving, repeated FR,
 #                    timer restart before the RTT update, RTO init 6 s, no RTO floor)
@@ -10,14 +13,15 @@
 #            Both use tcpTick_ 0.5, window_ 20, packetSize_ 1000 (the dissertation's settings).
 #   loss     per-packet drop probability on n1->n2 (ErrorModel, unit pkt, uniform), 0 = none
 #   seed     seed of the default RNG (error model draws and TCP boot_time_)
+#   sink     plain (Agent/TCPSink, default) or delack (Agent/TCPSink/DelAck, interval_ 100 ms)
 #   npkts    packets the FTP source produces
-#   outprefix  writes <outprefix>.summary; if loss == 0 also <outprefix>.pkt (first-hop packet
-#              trace) and <outprefix>.cwnd (cwnd_ trace)
+#   outprefix  writes <outprefix>.summary; if loss == 0 or trace == 1 also <outprefix>.pkt
+#              (packet trace of n0<->n1 and n1->n2) and <outprefix>.cwnd (cwnd_ trace)
 #
 # Written for this repository; no ns-2 code copied.
 
-if {$argc != 5} {
-    puts stderr "usage: ns chain.tcl profile loss seed npkts outprefix"
+if {$argc < 5 || $argc > 8} {
+    puts stderr "usage: ns chain.tcl profile loss seed npkts outprefix \[trace \[topo \[sink\]\]\]"
     exit 1
 }
 set profile [lindex $argv 0]
@@ -25,10 +29,20 @@ set loss    [lindex $argv 1]
 set seed    [lindex $argv 2]
 set npkts   [lindex $argv 3]
 set out     [lindex $argv 4]
+set tracing [expr {$loss == 0}]
+if {$argc >= 6} { set tracing [lindex $argv 5] }
+set topo lan
+if {$argc >= 7} { set topo [lindex $argv 6] }
+set sinktype plain
+if {$argc >= 8} { set sinktype [lindex $argv 7] }
 
 Agent/TCP set tcpTick_ 0.5
 Agent/TCP set window_ 20
-Agent/TCP set packetSize_ 1000
+if {$topo == "cell"} {
+    Agent/TCP set packetSize_ 50
+} else {
+    Agent/TCP set packetSize_ 1000
+}
 
 if {$profile == "2.1b4"} {
     Agent/TCP set windowInit_ 1
@@ -44,6 +58,9 @@ if {$profile == "2.1b4"} {
     Agent/TCP set minrto_ 0
     Agent/TCP set maxrto_ 100000
     Agent/TCP set rtxcur_init_ 6.0
+    # 2.1b4's DelAck had neither exception (ns2-semantics.md 2).
+    Agent/TCPSink set RFC2581_immediate_ack_ false
+    Agent/TCPSink set SYN_immediate_ack_ false
 } elseif {$profile != "2.35"} {
     puts stderr "unknown profile $profile"
     exit 1
@@ -56,8 +73,13 @@ $defaultRNG seed $seed
 set n0 [$ns node]
 set n1 [$ns node]
 set n2 [$ns node]
-$ns duplex-link $n0 $n1 10Mb 1ms DropTail
-$ns duplex-link $n1 $n2 2Mb 3ms DropTail
+if {$topo == "cell"} {
+    $ns duplex-link $n0 $n1 2Mb 50ms DropTail
+    $ns duplex-link $n1 $n2 14.4Kb 100ms DropTail
+} else {
+    $ns duplex-link $n0 $n1 10Mb 1ms DropTail
+    $ns duplex-link $n1 $n2 2Mb 3ms DropTail
+}
 # Large queues: the seeds avoid congestion losses (seed004-ch4 sec. 2.2).
 $ns queue-limit $n0 $n1 1000
 $ns queue-limit $n1 $n2 1000
@@ -72,21 +94,37 @@ if {$loss > 0} {
     $em drop-target [new Agent/Null]
     # Link head, before the queue (ns2-semantics.md 4.1).
     $ns lossmodel $em $n1 $n2
-} else {
+}
+if {$tracing} {
+    # A packet dropped by the error model never reaches the n1->n2 queue, so it has no
+    # dequeue ("-") event there; that is how extract scripts find the dropped transmissions.
     set pf [open $out.pkt w]
     $ns trace-queue $n0 $n1 $pf
     $ns trace-queue $n1 $n0 $pf
+    $ns trace-queue $n1 $n2 $pf
 }
 
 set tcp [new Agent/TCP/Reno]
-set sink [new Agent/TCPSink]
+if {$sinktype == "delack"} {
+    set sink [new Agent/TCPSink/DelAck]
+} else {
+    set sink [new Agent/TCPSink]
+}
 $ns attach-agent $n0 $tcp
 $ns attach-agent $n2 $sink
 $ns connect $tcp $sink
-if {$loss == 0} {
+if {$tracing} {
     set cf [open $out.cwnd w]
     $tcp attach $cf
     $tcp trace cwnd_
+}
+# boot_time_ (the TCP tick-clock phase) is a default-RNG draw in the agent's reset() and not
+# visible from Tcl; print the first draws of an identically seeded RNG as candidates.
+set shadow [new RNG]
+$shadow seed $seed
+set boot_candidates {}
+for {set i 0} {$i < 4} {incr i} {
+    lappend boot_candidates [$shadow uniform 0 [Agent/TCP set tcpTick_]]
 }
 set ftp [new Application/FTP]
 $ftp attach-agent $tcp
@@ -99,9 +137,9 @@ $tcp proc done {} {
 }
 
 proc finish {} {
-    global ns tcp out t_done npkts profile loss seed
+    global ns tcp out t_done npkts profile loss seed boot_candidates
     set f [open $out.summary w]
-    puts $f "profile $profile loss $loss seed $seed npkts $npkts done $t_done ndatapack [$tcp set ndatapack_] nrexmitpack [$tcp set nrexmitpack_] nrexmit [$tcp set nrexmit_] cwnd [$tcp set cwnd_] ssthresh [$tcp set ssthresh_]"
+    puts $f "profile $profile loss $loss seed $seed npkts $npkts done $t_done ndatapack [$tcp set ndatapack_] nrexmitpack [$tcp set nrexmitpack_] nrexmit [$tcp set nrexmit_] cwnd [$tcp set cwnd_] ssthresh [$tcp set ssthresh_] boot_candidates [join $boot_candidates ,]"
     close $f
     $ns halt
 }

@@ -1,20 +1,63 @@
 #!/bin/sh
-# Regenerate the error-free reference traces in ref/ (needs the `ns` binary, e.g. Debian's
+# Regenerate the trace references in ref/ (needs the `ns` binary, e.g. Debian's
 # `apt-get install ns2`, which is ns-2.35). Not used by CI: the tests read the committed files.
 #
-# Output format (CSV, one event per line, header first):
-#   send,<time s>,<packet number>,<bytes>   every data packet n0 puts on the n0->n1 queue ("+")
-#   cwnd,<time s>,<cwnd_>                   every assignment of cwnd_ (ns-2 traced variable)
+# ref/errfree-<profile>.csv        1000 packets, no loss
+# ref/replay-<profile>-l<loss>-s<seed>.csv
+#                                  1000 packets, uniform loss on n1->n2, default-RNG seed
+#
+# CSV format, header first, one event per line:
+#   send,<time s>,<packet number>,<bytes>,<dropped 0/1>
+#        every data packet n0 puts on the n0->n1 queue ("+"), retransmissions included;
+#        dropped = 1 if the error model at the head of n1->n2 dropped it (no "-" there)
+#   cwnd,<time s>,<cwnd_>,,        every assignment of cwnd_ (ns-2 traced variable, 5 decimals)
+#   done,<time s>,,,               when the sender's `done` fired (all data ACKed)
+#   boot,<b1>,<b2>,<b3>,<b4>       first draws of an RNG seeded like the default RNG, times
+#                                  tcpTick_: candidates for the sender's boot_time_ (see chain.tcl)
+#
+# ref/cell-<profile>-l<loss>-s<seed>.csv: the same for topo "cell" (2Mb/50ms + 14.4kb/100ms,
+# 50-byte packets, 300 packets), where RTT samples span 1-2 ticks and boot_time_ matters.
+# ref/delack-<profile>-l<loss>-s<seed>.csv: topo "lan" with Agent/TCPSink/DelAck.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+
+extract() { # <prefix> <output csv>
+    {
+        echo "event,time,value,bytes,dropped"
+        awk '$1 == "-" && $3 == 1 && $4 == 2 { passed[$12] = 1 }
+             $1 == "+" && $3 == 0 && $4 == 1 && $5 == "tcp" { n++; t[n] = $2; s[n] = $11; b[n] = $6; u[n] = $12 }
+             END { for (i = 1; i <= n; i++) print "send," t[i] "," s[i] "," b[i] "," ((u[i] in passed) ? 0 : 1) }' "$1.pkt"
+        awk '$6 == "cwnd_" { print "cwnd," $1 "," $7 ",," }' "$1.cwnd"
+        awk '{ for (i = 1; i < NF; i++) if ($i == "done") print "done," $(i + 1) ",,," }' "$1.summary"
+        awk '{ for (i = 1; i < NF; i++) if ($i == "boot_candidates") print "boot," $(i + 1) }' "$1.summary"
+    } > "$2"
+}
+
 for profile in 2.1b4 2.35; do
     (cd "$tmp" && ns "$here/chain.tcl" "$profile" 0 1 1000 "$tmp/ef")
-    {
-        echo "event,time,value,bytes"
-        awk '$1 == "+" && $3 == 0 && $4 == 1 && $5 == "tcp" { print "send," $2 "," $11 "," $6 }' "$tmp/ef.pkt"
-        awk '$6 == "cwnd_" { print "cwnd," $1 "," $7 "," }' "$tmp/ef.cwnd"
-    } > "$here/ref/errfree-$profile.csv"
+    extract "$tmp/ef" "$here/ref/errfree-$profile.csv"
     cp "$tmp/ef.summary" "$here/ref/errfree-$profile.summary"
+    for ls in 0.03:7 0.03:8 0.10:9 0.10:10; do
+        loss=${ls%:*}
+        seed=${ls#*:}
+        (cd "$tmp" && ns "$here/chain.tcl" "$profile" "$loss" "$seed" 1000 "$tmp/l" 1)
+        extract "$tmp/l" "$here/ref/replay-$profile-l$loss-s$seed.csv"
+        cp "$tmp/l.summary" "$here/ref/replay-$profile-l$loss-s$seed.summary"
+    done
+    for ls in 0:1 0.02:3 0.05:4; do
+        loss=${ls%:*}
+        seed=${ls#*:}
+        (cd "$tmp" && ns "$here/chain.tcl" "$profile" "$loss" "$seed" 300 "$tmp/c" 1 cell)
+        extract "$tmp/c" "$here/ref/cell-$profile-l$loss-s$seed.csv"
+        cp "$tmp/c.summary" "$here/ref/cell-$profile-l$loss-s$seed.summary"
+    done
+    for ls in 0:1 0.03:7; do
+        loss=${ls%:*}
+        seed=${ls#*:}
+        (cd "$tmp" && ns "$here/chain.tcl" "$profile" "$loss" "$seed" 1000 "$tmp/d" 1 lan delack)
+        extract "$tmp/d" "$here/ref/delack-$profile-l$loss-s$seed.csv"
+        cp "$tmp/d.summary" "$here/ref/delack-$profile-l$loss-s$seed.summary"
+    done
 done

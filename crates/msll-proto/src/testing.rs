@@ -7,7 +7,7 @@
 //! ```
 //!
 //! Each direction is a simplex link: frames wait in a FIFO (the single-service FIFO scheduler of
-//! seed004-ch5 §1.1), are serialised one at a time at the link rate, then arrive after the one-way
+//! seed004-ch5 sec. 1.1), are serialised one at a time at the link rate, then arrive after the one-way
 //! delay, unless the loss rule drops them (a dropped frame still uses its airtime, as in ns-2's
 //! error model). `step` advances virtual time to the next event. Frames are re-read from their
 //! bytes with a non-zero service nibble, so schemes are tested on wire input and must ignore that
@@ -51,7 +51,7 @@ pub struct WireEvent {
 #[derive(Default)]
 struct Wire {
     queue: VecDeque<Frame>,
-    /// Frame on the air: (end of serialisation, frame, index, lost).
+    /// End of serialisation of the frame on the air, if any.
     busy: Option<Instant>,
     in_flight: VecDeque<(Instant, Frame, bool)>,
     sent: u64,
@@ -314,5 +314,72 @@ pub fn thesis_link(name: &str) -> crate::service::LinkInfo {
         rate: DataRate::from_bps(bps).unwrap(),
         delay: Duration::from_millis(ms),
         frame_payload: payload,
+    }
+}
+
+/// Fuzz entry points: the bodies of the cargo-fuzz targets under `/fuzz`, kept here so the crate's
+/// own tests run them on random input too. Each must never panic on any input.
+pub mod fuzz {
+    use bytes::Bytes;
+
+    use crate::service::{Outbox, Role, SchemeConfig};
+    use crate::time::{Duration, Instant};
+    use crate::wire::{ArqFrame, Frame, RlpFrame, XorFrame};
+
+    fn frame(data: &[u8]) -> Option<Frame> {
+        Frame::from_wire(Bytes::copy_from_slice(data))
+    }
+
+    /// GBN/SR decoder: parse, and anything parsed re-emits to the same frame.
+    pub fn arq_frame(data: &[u8]) {
+        if let Some(Ok(x)) = frame(data).map(|f| ArqFrame::parse(&f)) {
+            assert_eq!(ArqFrame::parse(&x.emit()), Ok(x));
+        }
+    }
+
+    /// RLP decoder.
+    pub fn rlp_frame(data: &[u8]) {
+        if let Some(Ok(x)) = frame(data).map(|f| RlpFrame::parse(&f)) {
+            assert_eq!(RlpFrame::parse(&x.emit()), Ok(x));
+        }
+    }
+
+    /// XOR decoder.
+    pub fn xor_frame(data: &[u8]) {
+        if let Some(Ok(x)) = frame(data).map(|f| XorFrame::parse(&f)) {
+            assert_eq!(XorFrame::parse(&x.emit()), Ok(x));
+        }
+    }
+
+    /// A scheme (chosen by the first byte) fed a stream of frames: each record is a length byte,
+    /// a time-step byte (ms; odd also fires due timers) and that many frame bytes.
+    pub fn service_rx(data: &[u8]) {
+        let Some((&sel, mut rest)) = data.split_first() else {
+            return;
+        };
+        let names = SchemeConfig::NAMES;
+        let cfg = SchemeConfig::from_name(names[sel as usize % names.len()]).expect("name");
+        let link = super::thesis_link("cellular");
+        let mut s = cfg.build(&link, Role::Host);
+        let mut now = Instant::ZERO;
+        let mut out = Outbox::default();
+        for i in 0..(sel >> 4) {
+            s.handle_packet(now, super::numbered(i as u32, 50), &mut out);
+        }
+        while let [len, step, tail @ ..] = rest {
+            let n = (*len as usize).min(tail.len());
+            now += Duration::from_millis(*step as u64);
+            if let Some(f) = frame(&tail[..n]) {
+                s.handle_frame(now, f, &mut out);
+            }
+            if step & 1 == 1 {
+                if let Some(t) = s.poll_timeout() {
+                    now = now.max(t);
+                    s.handle_timeout(now, &mut out);
+                }
+            }
+            out.clear();
+            rest = &tail[n..];
+        }
     }
 }

@@ -1,4 +1,4 @@
-//! Go-Back-N, full recovery (seed004-ch4 §3.2, seed 004 L735-L737).
+//! Go-Back-N, full recovery (seed004-ch4 sec. 3.2, seed 004 L735-L737).
 //!
 //! ```text
 //!  IP --packet--> [ window full? drop ] --Data(seq, ack)--> peer     one timer, oldest frame
@@ -11,7 +11,7 @@
 //! says a timer is set "after each transmission"; restarting one timer on every new frame would let
 //! a steady flow postpone the timeout of a lost base frame indefinitely, so this implementation
 //! keeps one timer for the oldest outstanding frame: armed when a frame is sent and none is armed,
-//! re-armed when an ACK advances the window or after a go-back (seed004-ch4 §3.2 [inferred]: "one
+//! re-armed when an ACK advances the window or after a go-back (seed004-ch4 sec. 3.2 [inferred]: "one
 //! timer for the oldest outstanding frame is sufficient").
 
 use std::collections::VecDeque;
@@ -151,7 +151,7 @@ impl Service for Gbn {
                     out.deliver(Packet::new(payload));
                 } else {
                     // Out of sequence (after a loss) or an old duplicate: discarded. The ACK timer
-                    // is armed anyway so the sender learns where we stand (§3.2 [inferred]).
+                    // is armed anyway so the sender learns where we stand (sec. 3.2 [inferred]).
                     self.stats.duplicates_received += 1;
                 }
             }

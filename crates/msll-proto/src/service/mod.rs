@@ -1,6 +1,6 @@
 //! The `Service` trait: one link-layer error-recovery scheme, one end of a "virtual private path".
 //!
-//! Seed 004 ch. 6 (seed004-ch6-9.md §2.4): a service is "not aware of the classifier, the scheduler
+//! Seed 004 ch. 6 (seed004-ch6-9.md sec. 2.4): a service is "not aware of the classifier, the scheduler
 //! or the other services". It has one entry and one exit in each direction; frames handed to the
 //! scheduler cannot be taken back; all its timers scale by one factor.
 //!
@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 pub use gbn::{Gbn, GbnConfig};
 pub use raw::Raw;
 pub use rlp::{Delivery, Rlp, RlpConfig};
-pub use sr::{NakPolicy, Sr, SrConfig};
+pub use sr::{NakPolicy, RetransmitTimer, Sr, SrConfig};
 pub use xor::{Xor, XorConfig};
 
 /// One link-layer scheme instance.
@@ -109,8 +109,13 @@ pub struct ServiceStats {
     pub duplicates_received: u64,
     /// Frames that failed to parse (truncated, unknown type): counted and dropped.
     pub malformed_frames: u64,
-    /// Scheme-specific anomalies, e.g. RLP buffer overrun (seed 004 §4.2.2).
+    /// Scheme-specific anomalies, e.g. RLP buffer overrun (seed 004 sec. 4.2.2).
     pub protocol_errors: u64,
+    /// RLP buffer overruns (seed 004 sec. 4.2.2, L761), also counted in `protocol_errors`: the
+    /// receiver saw proof that the sender overwrote an unresolved frame, or the sender got a NAK
+    /// for a frame no longer buffered.
+    #[serde(default)]
+    pub buffer_overruns: u64,
 }
 
 impl ServiceStats {
@@ -134,11 +139,12 @@ impl ServiceStats {
             frames_received,
             duplicates_received,
             malformed_frames,
-            protocol_errors
+            protocol_errors,
+            buffer_overruns
         );
     }
     /// Named counters, in a fixed order, for CSV/JSON output.
-    pub fn fields(&self) -> [(&'static str, u64); 18] {
+    pub fn fields(&self) -> [(&'static str, u64); 19] {
         [
             ("packets_in", self.packets_in),
             ("packets_dropped", self.packets_dropped),
@@ -158,12 +164,13 @@ impl ServiceStats {
             ("duplicates_received", self.duplicates_received),
             ("malformed_frames", self.malformed_frames),
             ("protocol_errors", self.protocol_errors),
+            ("buffer_overruns", self.buffer_overruns),
         ]
     }
 }
 
 /// Which end of a wireless link a service runs at. Only Snoop cares: it runs at the base station
-/// and its peer at the wireless host is a plain Default service (seed 004 §4.2.6).
+/// and its peer at the wireless host is a plain Default service (seed 004 sec. 4.2.6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Role {
@@ -171,7 +178,7 @@ pub enum Role {
     Host,
 }
 
-/// What a scheme may derive its default timers and windows from (seed004-ch4 §3.10: "based on
+/// What a scheme may derive its default timers and windows from (seed004-ch4 sec. 3.10: "based on
 /// link characteristics such as propagation delay and transmission speed").
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LinkInfo {
@@ -261,27 +268,27 @@ fn is_false(b: &bool) -> bool {
 }
 
 /// Build a scheme instance. Every timer, window and limit is a named field; an absent optional
-/// field (`None`) means "derive the recommended default from the link" (seed004-ch4 §3.10,
-/// seed004-ch5 §10). Durations are in milliseconds at this configuration edge.
+/// field (`None`) means "derive the recommended default from the link" (seed004-ch4 sec. 3.10,
+/// seed004-ch5 sec. 10). Durations are in milliseconds at this configuration edge.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum SchemeConfig {
-    /// No recovery: access to the raw link (seed 004 §4.2.1).
+    /// No recovery: access to the raw link (seed 004 sec. 4.2.1).
     #[default]
     Default,
-    /// Go-Back-N (seed004-ch4 §3.2).
+    /// Go-Back-N (seed004-ch4 sec. 3.2).
     Gbn {
         /// Outstanding frames, 1..=127 (L1009: "127 ... the maximum allowed").
         #[serde(default = "default_window")]
         window: u8,
-        /// Retransmission timeout; default 2 x link RTT (seed004-ch4 §3.10).
+        /// Retransmission timeout; default 2 x link RTT (seed004-ch4 sec. 3.10).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         rto_ms: Option<f64>,
-        /// Delayed-ACK timer; default one full data-frame time (seed004-ch4 §3.10).
+        /// Delayed-ACK timer; default one full data-frame time (seed004-ch4 sec. 3.10).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         ack_delay_ms: Option<f64>,
     },
-    /// Selective Repeat: basic SR, SR/M1 or SR/M2 (seed004-ch4 §3.3-§3.5).
+    /// Selective Repeat: basic SR, SR/M1 or SR/M2 (seed004-ch4 sec. 3.3-sec. 3.5).
     Sr {
         #[serde(default)]
         nak_policy: NakPolicy,
@@ -291,8 +298,12 @@ pub enum SchemeConfig {
         rto_ms: Option<f64>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         ack_delay_ms: Option<f64>,
+        /// Per-frame timers (default, the spec's recommendation) or one timer for the oldest
+        /// frame; see `sr.rs`.
+        #[serde(default, skip_serializing_if = "is_per_frame")]
+        timer: RetransmitTimer,
     },
-    /// RLP and RLP/OOS (seed004-ch4 §3.6, seed004-ch5 §4.5-§4.6).
+    /// RLP and RLP/OOS (seed004-ch4 sec. 3.6, seed004-ch5 sec. 4.5-sec. 4.6).
     Rlp {
         /// NAKs (= retransmissions) per frame before giving up: 3 for TCP (L777), 1 for UDP (L1041).
         #[serde(default = "default_max_naks")]
@@ -302,7 +313,7 @@ pub enum SchemeConfig {
         /// Receiver NAK timer; default 2 x link RTT (AMB-4).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         nak_timeout_ms: Option<f64>,
-        /// Keepalive period while idle; default 1 link RTT (AMB-5, seed004-ch4 §7 item 6).
+        /// Keepalive period while idle; default 1 link RTT (AMB-5, seed004-ch4 sec. 7 item 6).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         keepalive_ms: Option<f64>,
         /// Sender circular buffer = receiver window, 1..=128 (L761 constraint, see rlp.rs).
@@ -312,7 +323,7 @@ pub enum SchemeConfig {
         #[serde(default, skip_serializing_if = "is_zero")]
         max_idle_keepalives: u32,
     },
-    /// XOR parity FEC and XOR/Ad (seed004-ch5 §4.2-§4.3).
+    /// XOR parity FEC and XOR/Ad (seed004-ch5 sec. 4.2-sec. 4.3).
     Xor {
         /// Data frames per parity frame (8 Cellular/PCS, 12 WLAN; L1041, AMB-1).
         #[serde(default = "default_xor_block")]
@@ -324,6 +335,10 @@ pub enum SchemeConfig {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         idle_timeout_ms: Option<f64>,
     },
+}
+
+fn is_per_frame(t: &RetransmitTimer) -> bool {
+    *t == RetransmitTimer::PerFrame
 }
 
 fn is_zero(v: &u32) -> bool {
@@ -393,10 +408,16 @@ impl SchemeConfig {
             } => opt("idle", idle_timeout_ms),
         }
         match self {
-            SchemeConfig::Gbn { window, .. } | SchemeConfig::Sr { window, .. }
-                if *window != default_window() =>
-            {
+            SchemeConfig::Gbn { window, .. } if *window != default_window() => {
                 l.push_str(&format!("-w{window}"));
+            }
+            SchemeConfig::Sr { window, timer, .. } => {
+                if *window != default_window() {
+                    l.push_str(&format!("-w{window}"));
+                }
+                if *timer == RetransmitTimer::Oldest {
+                    l.push_str("-oldest");
+                }
             }
             SchemeConfig::Rlp {
                 buffer,
@@ -437,6 +458,7 @@ impl SchemeConfig {
                 window,
                 rto_ms,
                 ack_delay_ms,
+                timer,
             } => {
                 let d = SrConfig::recommended(link, *nak_policy);
                 Box::new(Sr::new(SrConfig {
@@ -444,6 +466,7 @@ impl SchemeConfig {
                     window: (*window).clamp(1, sr::MAX_WINDOW),
                     rto: ms_or(*rto_ms, d.rto),
                     ack_delay: ms_or(*ack_delay_ms, d.ack_delay),
+                    timer: *timer,
                 }))
             }
             SchemeConfig::Rlp {
@@ -491,6 +514,7 @@ impl SchemeConfig {
             window: default_window(),
             rto_ms: None,
             ack_delay_ms: None,
+            timer: RetransmitTimer::PerFrame,
         };
         let rlp = |max_naks, delivery| SchemeConfig::Rlp {
             max_naks,
@@ -586,8 +610,54 @@ mod tests {
     }
 
     #[test]
+    fn recommended_defaults_on_the_thesis_links() {
+        // seed004-ch4 sec. 3.10 / seed004-ch5 sec. 10: timers about 2 x link RTT, delayed ACK one frame
+        // time, keepalive one link RTT, XOR/Ad 100/130/20 ms. Values in microseconds.
+        let us = |d: Duration| d.as_nanos() / 1_000;
+        for (name, rto, ackd, nakt, ka, idle) in [
+            ("cellular", 461_111, 29_444, 460_000, 230_000, 100_000),
+            ("pcs", 263_750, 31_625, 263_500, 131_750, 130_000),
+            ("wlan", 20_040, 4_012, 20_032, 10_016, 20_000),
+        ] {
+            let l = crate::testing::thesis_link(name);
+            let s = SrConfig::recommended(&l, NakPolicy::PerFrame);
+            assert_eq!(
+                (s.window, us(s.rto), us(s.ack_delay)),
+                (127, rto, ackd),
+                "{name}"
+            );
+            let g = GbnConfig::recommended(&l);
+            assert_eq!((g.window, g.rto, g.ack_delay), (127, s.rto, s.ack_delay));
+            let r = RlpConfig::recommended(&l, 3, Delivery::InSequence);
+            assert_eq!(
+                (us(r.nak_timeout), us(r.keepalive), r.buffer),
+                (nakt, ka, 128),
+                "{name}"
+            );
+            let x = XorConfig::recommended(&l, 8, true);
+            assert_eq!(x.idle_timeout.map(us), Some(idle), "{name}");
+        }
+    }
+
+    #[test]
+    fn timer_factor_scales_every_base_timeout() {
+        use crate::testing::numbered;
+        let l = crate::testing::thesis_link("wlan");
+        for name in ["gbn", "sr-m2", "rlp", "xor-ad"] {
+            let mut one = SchemeConfig::from_name(name).unwrap().build(&l, Role::Host);
+            let mut two = SchemeConfig::from_name(name).unwrap().build(&l, Role::Host);
+            two.set_timer_factor(2.0);
+            let mut out = Outbox::default();
+            one.handle_packet(Instant::ZERO, numbered(0, 100), &mut out);
+            two.handle_packet(Instant::ZERO, numbered(0, 100), &mut out);
+            let (a, b) = (one.poll_timeout().unwrap(), two.poll_timeout().unwrap());
+            assert_eq!(b.as_nanos(), 2 * a.as_nanos(), "{name}");
+        }
+    }
+
+    #[test]
     fn header_overheads_match_seed_004() {
-        // seed004-ch4 §3.0.1: Default 1, GBN/SR 3, RLP 2; seed004-ch5 §4.0: XOR 2.
+        // seed004-ch4 sec. 3.0.1: Default 1, GBN/SR 3, RLP 2; seed004-ch5 sec. 4.0: XOR 2.
         for (name, h) in [
             ("default", 1),
             ("gbn", 3),

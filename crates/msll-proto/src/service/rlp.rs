@@ -1,5 +1,5 @@
-//! RLP, limited-recovery NAK-only ARQ after the IS-95 RLP (Karn), and RLP/OOS (seed004-ch4 §3.6,
-//! seed004-ch5 §4.5-§4.6, seed 004 L755-L761, L1029-L1031; seeds 000/001 "Karn's RLP").
+//! RLP, limited-recovery NAK-only ARQ after the IS-95 RLP (Karn), and RLP/OOS (seed004-ch4 sec. 3.6,
+//! seed004-ch5 sec. 4.5-sec. 4.6, seed 004 L755-L761, L1029-L1031; seeds 000/001 "Karn's RLP").
 //!
 //! ```text
 //!  IP --packet--> [circular buffer, B frames] --Data(seq)--> peer    no timers, no window, never blocks
@@ -9,7 +9,7 @@
 //!                    after max_naks NAKs and one more timer expiry: give up, release, expose the hole
 //! ```
 //!
-//! Buffer overrun (seed 004 §4.2.2, L761): "the maximum time before giving up on a frame must be
+//! Buffer overrun (seed 004 sec. 4.2.2, L761): "the maximum time before giving up on a frame must be
 //! smaller than the time needed to transmit the full buffer array. If we fail to do so, the sender
 //! will replace frames that are still outstanding with new ones, their sequence numbers will be
 //! confused, and the sender and receiver will lose synchronization". This implementation keeps the
@@ -21,7 +21,8 @@
 //! * sender: a NAK for a sequence number that is not among the last B frames sent is counted and
 //!   ignored (retransmitting whatever now occupies the slot would deliver the wrong packet).
 //!
-//! Both add to `ServiceStats::protocol_errors`; [`Rlp::buffer_overruns`] gives the split.
+//! Both add to `ServiceStats::protocol_errors` and `ServiceStats::buffer_overruns`;
+//! [`Rlp::buffer_overruns`] gives the split.
 //!
 //! Old/new classification: the link is FIFO, so a frame ahead of the highest sequence number seen
 //! (by less than 128) is new, anything else is a retransmission or a duplicate.
@@ -39,7 +40,7 @@ use crate::wire::Frame;
 
 /// Largest circular buffer / receive window: half the 8-bit sequence space.
 pub const MAX_BUFFER: u8 = 128;
-/// Default buffer. seed004-ch4 §3.10 suggests "<= 256"; 128 keeps old and new sequence numbers
+/// Default buffer. seed004-ch4 sec. 3.10 suggests "<= 256"; 128 keeps old and new sequence numbers
 /// apart and still cycles far slower than the give-up time: 128 frames take 3.7 s (Cellular),
 /// 4.0 s (PCS), 0.51 s (WLAN) against 3 x NAK timeout = 1.4 s, 0.79 s, 0.06 s.
 pub const DEFAULT_BUFFER: u8 = 128;
@@ -59,7 +60,7 @@ pub enum Delivery {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RlpConfig {
     /// NAKs per frame; the frame is given up when the timer after the last NAK expires
-    /// (seed004-ch4 §7 item 5: "after 3 NAKs and 3 timer expiries"). 0 gives up on detection.
+    /// (seed004-ch4 sec. 7 item 5: "after 3 NAKs and 3 timer expiries"). 0 gives up on detection.
     pub max_naks: u8,
     pub delivery: Delivery,
     /// Receiver NAK timer, "at least the round trip time for the link" (L759).
@@ -75,7 +76,7 @@ pub struct RlpConfig {
 impl RlpConfig {
     /// Recommended defaults: NAK timeout = 2 x link RTT of a 2-byte-header data frame plus a NAK
     /// (AMB-4: Cellular 462 ms, PCS 263 ms, WLAN 20 ms), keepalive = 1 link RTT (AMB-5 and
-    /// seed004-ch4 §7 item 6: "recommend about 1 link RTT"), buffer 128, unlimited keepalives.
+    /// seed004-ch4 sec. 7 item 6: "recommend about 1 link RTT"), buffer 128, unlimited keepalives.
     pub fn recommended(link: &super::LinkInfo, max_naks: u8, delivery: Delivery) -> Self {
         let rtt = link.frame_rtt(RLP_DATA_HEADER);
         RlpConfig {
@@ -155,7 +156,7 @@ impl Rlp {
         &self.cfg
     }
 
-    /// Buffer-overrun events (seed 004 §4.2.2): (receiver forced give-ups, sender stale NAKs).
+    /// Buffer-overrun events (seed 004 sec. 4.2.2): (receiver forced give-ups, sender stale NAKs).
     pub fn buffer_overruns(&self) -> (u64, u64) {
         (self.rx_overruns, self.tx_stale_naks)
     }
@@ -174,6 +175,7 @@ impl Rlp {
             // Not among the frames still buffered: overwritten (buffer overrun, L761) or never sent.
             self.tx_stale_naks += 1;
             self.stats.protocol_errors += 1;
+            self.stats.buffer_overruns += 1;
             return;
         }
         let payload = self.tx_buf[self.tx_buf.len() - back].clone();
@@ -258,6 +260,7 @@ impl Rlp {
         let w = self.cfg.buffer as usize;
         self.rx_overruns += 1;
         self.stats.protocol_errors += 1;
+        self.stats.buffer_overruns += 1;
         for off in 0..shift.min(w) {
             // Missing frames, and unknown ones (lost without ever being detected).
             if matches!(self.rx[off], Slot::Missing { .. } | Slot::Unknown) {

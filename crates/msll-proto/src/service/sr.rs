@@ -1,8 +1,8 @@
-//! Selective Repeat, full recovery: basic SR, SR/M1 and SR/M2 (seed004-ch4 §3.3-§3.5, seed 004
+//! Selective Repeat, full recovery: basic SR, SR/M1 and SR/M2 (seed004-ch4 sec. 3.3-sec. 3.5, seed 004
 //! L739-L747). One value of [`NakPolicy`] selects the variant; frames and timers are shared.
 //!
 //! ```text
-//!  IP --packet--> [ window full? drop ] --Data(seq, ack)--> peer      (timer per frame, FIFO tail)
+//!  IP --packet--> [ window full? drop ] --Data(seq, ack)--> peer      (one timer: oldest frame)
 //!                    ^ Ack(a) frees < a    ^ Nak(s): retransmit s now
 //!  peer --Data--> [ receive window of W buffers ] --in sequence--> IP
 //!                    |-> Nak(...) per NakPolicy;  delayed-ACK timer -> pure Ack(expected)
@@ -10,13 +10,25 @@
 //!
 //! Sender: frames are numbered modulo 256 and buffered in a window of at most 127 (seed 004 L1009:
 //! "127 retransmission buffers ... the maximum allowed by our implementation"). A packet arriving
-//! while the window is full is dropped and counted (L761, L1004: Fig 5.2 relies on this). Every
-//! transmission arms that frame's timer ("the sender sets a retransmission timer after each
-//! transmission", L735); on expiry only that frame is retransmitted (seed004-ch4 §7 item 4). There is
+//! while the window is full is dropped and counted (L761, L1004: Fig 5.2 relies on this). There is
 //! no retry limit.
 //!
+//! Timers ([`RetransmitTimer`]; seed004-ch4 sec. 3.3 and sec. 7 item 4: "retransmit only the timed-out
+//! frame"):
+//! * `PerFrame` (default, the spec's recommendation): every transmission arms that frame's timer
+//!   ("the sender sets a retransmission timer after each transmission", L735). ACKs are cumulative
+//!   only, so the sender cannot tell frames the receiver holds out of sequence from lost ones:
+//!   while a hole pins the window every held frame times out and is resent each RTO. Under TCP's
+//!   window this costs a few spurious retransmissions; under a CBR source on a loaded link it fills
+//!   the FIFO faster than it drains, which is the collapse seed 004 reports for SR/M2 in Figs
+//!   5.2/5.3 (losses above Default from window-full drops, delays of tens of seconds).
+//! * `Oldest`: GBN's single timer for the oldest unacknowledged frame (SR "extends GBN", L741),
+//!   re-armed when the cumulative ACK advances or that frame is resent; expiry resends only that
+//!   frame. Holes above the base are left to NAKs (SR/M1, SR/M2): "timeouts are still required
+//!   for the cases where negative acknowledgments themselves are lost" (L741). Bounded load.
+//!
 //! Receiver: buffers out-of-sequence frames in a window of the same size and releases them in
-//! sequence; acknowledgments are cumulative "next expected" (seed004-ch4 §7 item 3), piggy-backed on
+//! sequence; acknowledgments are cumulative "next expected" (seed004-ch4 sec. 7 item 3), piggy-backed on
 //! every data frame, else sent as a 2-byte pure ACK when the delayed-ACK timer expires (L737).
 
 use std::collections::VecDeque;
@@ -31,7 +43,7 @@ use crate::wire::arq::{ArqFrame, ARQ_DATA_HEADER};
 use crate::wire::Frame;
 
 /// Largest SR/GBN window: half the 8-bit sequence space minus one, so that an old duplicate can
-/// never be mistaken for a new frame (seed004-ch4 §3.0.1: "consistent with an SR window < 256/2").
+/// never be mistaken for a new frame (seed004-ch4 sec. 3.0.1: "consistent with an SR window < 256/2").
 pub const MAX_WINDOW: u8 = 127;
 
 /// How the receiver sends negative acknowledgments.
@@ -50,6 +62,17 @@ pub enum NakPolicy {
     PerFrame,
 }
 
+/// Which frames carry a retransmission timer (see the module doc).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RetransmitTimer {
+    /// One timer per outstanding frame, armed at each (re)transmission.
+    #[default]
+    PerFrame,
+    /// One timer, for the oldest unacknowledged frame.
+    Oldest,
+}
+
 /// Resolved SR parameters (durations before the timer factor).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SrConfig {
@@ -60,10 +83,11 @@ pub struct SrConfig {
     pub rto: Duration,
     /// Delayed-ACK timer (L737).
     pub ack_delay: Duration,
+    pub timer: RetransmitTimer,
 }
 
 impl SrConfig {
-    /// Recommended defaults (seed004-ch4 §3.10, AMB-11 of seed004-ch5): window 127, RTO = 2 x link
+    /// Recommended defaults (seed004-ch4 sec. 3.10, AMB-11 of seed004-ch5): window 127, RTO = 2 x link
     /// RTT of a full data frame plus a 2-byte control frame (Cellular 461 ms, PCS 264 ms, WLAN
     /// 20 ms), delayed ACK = one full data-frame time ("one data-frame time to ~50 ms").
     pub fn recommended(link: &super::LinkInfo, nak_policy: NakPolicy) -> Self {
@@ -72,13 +96,9 @@ impl SrConfig {
             window: MAX_WINDOW,
             rto: link.frame_rtt(ARQ_DATA_HEADER).saturating_mul(2),
             ack_delay: link.rate.tx_time(link.frame_payload + ARQ_DATA_HEADER),
+            timer: RetransmitTimer::PerFrame,
         }
     }
-}
-
-struct TxSlot {
-    payload: Bytes,
-    timer: Timer,
 }
 
 #[derive(Default, Clone)]
@@ -88,6 +108,12 @@ struct RxSlot {
     naks: u32,
 }
 
+struct TxSlot {
+    payload: Bytes,
+    /// `RetransmitTimer::PerFrame`: this frame's timer.
+    timer: Timer,
+}
+
 /// One end of a Selective Repeat link (both sender and receiver: full duplex, L737).
 pub struct Sr {
     cfg: SrConfig,
@@ -95,6 +121,8 @@ pub struct Sr {
     // sender
     tx_base: u8,
     tx_buf: VecDeque<TxSlot>,
+    /// `RetransmitTimer::Oldest`: the timer of the oldest unacknowledged frame.
+    rto_timer: Timer,
     // receiver
     rx_expected: u8,
     rx_buf: VecDeque<RxSlot>,
@@ -120,6 +148,7 @@ impl Sr {
             factor: 1.0,
             tx_base: 0,
             tx_buf: VecDeque::new(),
+            rto_timer: Timer::default(),
             rx_expected: 0,
             rx_buf: vec![RxSlot::default(); cfg.window as usize].into(),
             rx_span: 0,
@@ -135,10 +164,16 @@ impl Sr {
 
     fn send_data(&mut self, now: Instant, off: usize, first: bool, out: &mut Outbox) {
         let seq = self.tx_base.wrapping_add(off as u8);
-        let rto = scaled(self.cfg.rto, self.factor);
-        let slot = &mut self.tx_buf[off];
-        slot.timer.set(now + rto);
-        let payload = slot.payload.clone();
+        let at = now + scaled(self.cfg.rto, self.factor);
+        match self.cfg.timer {
+            RetransmitTimer::PerFrame => self.tx_buf[off].timer.set(at),
+            // the oldest frame was (re)sent, or the window was empty
+            RetransmitTimer::Oldest if off == 0 || !self.rto_timer.is_armed() => {
+                self.rto_timer.set(at)
+            }
+            RetransmitTimer::Oldest => {}
+        }
+        let payload = self.tx_buf[off].payload.clone();
         let plen = payload.len();
         let f = ArqFrame::Data {
             seq,
@@ -167,20 +202,25 @@ impl Sr {
     }
 
     /// Cumulative ACK: the peer expects `ack` next, so every frame before it is received.
-    fn on_ack(&mut self, ack: u8) {
+    fn on_ack(&mut self, now: Instant, ack: u8) {
         let k = ack.wrapping_sub(self.tx_base) as usize;
-        if k <= self.tx_buf.len() {
-            self.tx_buf.drain(..k);
-            self.tx_base = ack;
+        if k == 0 || k > self.tx_buf.len() {
+            return; // no progress, or a stale ACK (it cannot name an unsent frame)
         }
-        // else: stale or nonsensical ACK, ignore (it cannot name an unsent frame)
+        self.tx_buf.drain(..k);
+        self.tx_base = ack;
+        if self.tx_buf.is_empty() {
+            self.rto_timer.cancel();
+        } else if self.cfg.timer == RetransmitTimer::Oldest {
+            self.rto_timer.set(now + scaled(self.cfg.rto, self.factor));
+        }
     }
 
     fn on_nak(&mut self, now: Instant, seq: u8, out: &mut Outbox) {
         if self.cfg.nak_policy == NakPolicy::Once {
             // L741: "only the earliest frame may be negatively acknowledged, this implies that all
             // previous frames have been received".
-            self.on_ack(seq);
+            self.on_ack(now, seq);
         }
         let off = seq.wrapping_sub(self.tx_base) as usize;
         if off < self.tx_buf.len() {
@@ -277,16 +317,19 @@ impl Service for Sr {
         self.stats.frames_received += 1;
         match ArqFrame::parse(&frame) {
             Ok(ArqFrame::Data { seq, ack, payload }) => {
-                self.on_ack(ack);
+                self.on_ack(now, ack);
                 self.on_data(now, seq, payload, out);
             }
-            Ok(ArqFrame::Ack { ack }) => self.on_ack(ack),
+            Ok(ArqFrame::Ack { ack }) => self.on_ack(now, ack),
             Ok(ArqFrame::Nak { seq }) => self.on_nak(now, seq, out),
             Err(_) => self.stats.malformed_frames += 1,
         }
     }
 
     fn handle_timeout(&mut self, now: Instant, out: &mut Outbox) {
+        if self.rto_timer.poll_expired(now) && !self.tx_buf.is_empty() {
+            self.send_data(now, 0, false, out);
+        }
         for off in 0..self.tx_buf.len() {
             if self.tx_buf[off].timer.poll_expired(now) {
                 self.send_data(now, off, false, out);
@@ -306,6 +349,7 @@ impl Service for Sr {
         self.tx_buf
             .iter()
             .filter_map(|s| s.timer.deadline())
+            .chain(self.rto_timer.deadline())
             .chain(self.ack_timer.deadline())
             .min()
     }

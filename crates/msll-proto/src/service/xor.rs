@@ -1,4 +1,4 @@
-//! XOR parity FEC and XOR/Ad (seed004-ch5 §4.2-§4.3, seed 004 L988-L998, L1041; seeds 000/001
+//! XOR parity FEC and XOR/Ad (seed004-ch5 sec. 4.2-sec. 4.3, seed 004 L988-L998, L1041; seeds 000/001
 //! "XOR FEC").
 //!
 //! ```text
@@ -239,7 +239,7 @@ impl Service for Xor {
             self.send_parity(out);
         } else if let Some(t) = self.cfg.idle_timeout {
             // L996: "after each data frame is transmitted, a timer is (re)started"; started when the
-            // frame is handed to the link (seed004-ch5 §4.3, minor ambiguity).
+            // frame is handed to the link (seed004-ch5 sec. 4.3, minor ambiguity).
             self.idle_timer.set(now + scaled(t, self.factor));
         }
     }

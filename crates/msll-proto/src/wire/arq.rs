@@ -1,4 +1,4 @@
-//! GBN and SR frames (seed004-ch4 §3.0.1, seed 004 L737-L747).
+//! GBN and SR frames (seed004-ch4 sec. 3.0.1, seed 004 L737-L747).
 //!
 //! ```text
 //! data:     [svc:4 | type=1:4] [seq] [ack] payload...   3-byte header (L737: id/type + seq + piggy-backed ack)
@@ -6,7 +6,7 @@
 //! NAK:      [svc:4 | type=3:4] [seq]                     2 bytes (L741: "they only contain two header bytes")
 //! ```
 //!
-//! `ack` is cumulative "next expected sequence number" (seed004-ch4 §7 item 3, recommended). Sequence
+//! `ack` is cumulative "next expected sequence number" (seed004-ch4 sec. 7 item 3, recommended). Sequence
 //! numbers are one byte, modulo 256. The service nibble is never read here: the endpoint owns it.
 
 use bytes::Bytes;

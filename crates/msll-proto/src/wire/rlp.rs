@@ -1,8 +1,8 @@
-//! RLP frames (seed004-ch4 §3.0.1 and §3.6, seed 004 L755).
+//! RLP frames (seed004-ch4 sec. 3.0.1 and sec. 3.6, seed 004 L755).
 //!
 //! ```text
 //! data:      [svc:4 | type=1:4] [seq] payload...   2-byte header ("a single byte containing a sequence number")
-//! NAK:       [svc:4 | type=2:4] [seq]              2 bytes, names one missing frame (seed004-ch4 §7 item 5)
+//! NAK:       [svc:4 | type=2:4] [seq]              2 bytes, names one missing frame (seed004-ch4 sec. 7 item 5)
 //! keepalive: [svc:4 | type=3:4] [seq]              2 bytes, seq = highest sequence number sent (L755)
 //! ```
 

@@ -1,4 +1,4 @@
-//! XOR and XOR/Ad frames (seed004-ch5 §4.2-§4.3; AMB-3 resolved as recommended).
+//! XOR and XOR/Ad frames (seed004-ch5 sec. 4.2-sec. 4.3; AMB-3 resolved as recommended).
 //!
 //! ```text
 //! data:   [svc:4 | P=0 | block:3] [0 | index:7] payload...
@@ -10,12 +10,12 @@
 //!   numbered sequentially ... as in the XOR scheme".
 //! * Byte 1 of a data frame is its index in the block (0..n-1). Byte 1 of a parity frame is the
 //!   number of data frames it covers (n, or fewer when XOR/Ad closes a block early), so the
-//!   receiver knows the block size (seed004-ch5 §4.3 INFERRED).
+//!   receiver knows the block size (seed004-ch5 sec. 4.3 INFERRED).
 //! * Unequal payload lengths (not in the thesis, where every packet is the maximum size; here TCP
 //!   ACKs and short packets exist): payloads are XORed zero-padded to the longest, and when the
 //!   lengths in a block differ the parity carries the XOR of the 16-bit lengths, flagged by bit 7
 //!   (L) of byte 1. With equal lengths (the thesis case) the parity frame is exactly payload + 2
-//!   bytes, as in seed004-ch5 §4.0.
+//!   bytes, as in seed004-ch5 sec. 4.0.
 
 use bytes::Bytes;
 

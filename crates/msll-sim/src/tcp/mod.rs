@@ -165,10 +165,15 @@ pub struct TcpConfig {
     /// `bugfix_ss_` (2.35): FR allowed when only packet 0 is ACKed; IW forced to 1 if packet 0
     /// times out.
     pub bugfix_ss: bool,
-    /// `exitFastRetrans_` (2.35 true, 2.1b4 behaves false): a new ACK marks Fast Recovery as
-    /// exited (no second FR in the same window), and dupACK inflation happens only in Fast
-    /// Recovery (ns2-semantics.md 1.5, 1.7).
+    /// `exitFastRetrans_` (2.35 true, 2.1b4 behaves false): duplicate ACKs inflate the window
+    /// (and the threshold-th sets `dupwnd_`) only in Fast Recovery. When false, the dupACKs of
+    /// go-back-N after a timeout inflate too and release new data (ns2-semantics.md 1.5).
     pub exit_fast_retrans: bool,
+    /// 2.29+ (no Tcl knob): a new ACK during Fast Recovery sets `last_cwnd_action_ = EXITED`, so
+    /// a second triple duplicate in the same window gets no Fast Retransmit until `recover_` is
+    /// passed (1.7). 2.1b4 (false) keeps DUPACK and halves again. Independent of
+    /// `exit_fast_retrans`: ns-2.35 with `exitFastRetrans_ false` still marks EXITED.
+    pub mark_exited: bool,
     /// `singledup_`: Limited Transmit on the 1st/2nd duplicate ACK (2.35: true).
     pub limited_transmit: bool,
     /// `precisionReduce_`: halve the window as a double (2.35: true; 2.1b4: integer halving).
@@ -226,6 +231,7 @@ impl TcpConfig {
             bugfix: true,
             bugfix_ss: false,
             exit_fast_retrans: false,
+            mark_exited: false,
             limited_transmit: false,
             precision_reduce: false,
             aggressive_maxburst: true,
@@ -254,6 +260,7 @@ impl TcpConfig {
             newtimer_outstanding: true,
             bugfix_ss: true,
             exit_fast_retrans: true,
+            mark_exited: true,
             limited_transmit: true,
             precision_reduce: true,
             aggressive_maxburst: true,

@@ -468,13 +468,13 @@ impl TcpSender {
     }
 
     /// Reno `recv` for an ACK of packet `a` (1.5), both versions, selected by
-    /// `exit_fast_retrans`.
+    /// `mark_exited` and `exit_fast_retrans`.
     fn recv_ack(&mut self, now: Instant, a: i64) {
         self.stats.acks_received += 1;
         self.stats.last_ack_received = Some(now);
         let thresh = self.cfg.dupack_threshold;
         if a > self.last_ack {
-            if self.cfg.exit_fast_retrans && self.last_cwnd_action == CwndAction::DupAck {
+            if self.cfg.mark_exited && self.last_cwnd_action == CwndAction::DupAck {
                 self.last_cwnd_action = CwndAction::Exited;
             }
             // Any new ACK, even a partial one, deflates and ends Fast Recovery (1.7).

@@ -617,6 +617,8 @@ pub(super) struct Run {
     pub sink: TcpSink,
     /// (packet number, time, bytes) of each packet's first transmission.
     pub first_sends: Vec<(i64, Instant, usize)>,
+    /// (packet number, time, bytes) of every transmission, in order.
+    pub sends: Vec<(i64, Instant, usize)>,
 }
 
 /// Drive a sender and a sink over `fwd` / `rev` paths until `n` packets are acknowledged (or
@@ -624,13 +626,26 @@ pub(super) struct Run {
 /// last forward hop. Events at equal times run in insertion order (ns-2's FIFO, 5.3).
 pub(super) fn run_pipe(
     cfg: TcpConfig,
-    mut fwd: Path,
-    mut rev: Path,
+    fwd: Path,
+    rev: Path,
     n: u64,
     limit: Instant,
     mut drop: impl FnMut(i64, u32) -> bool,
 ) -> Run {
-    let mut s = TcpSender::new(cfg.clone(), flow(), Duration::ZERO).unwrap();
+    run_pipe_phase(cfg, fwd, rev, n, limit, Duration::ZERO, &mut drop)
+}
+
+/// [`run_pipe`] with a given tick-clock phase (`boot_time_`).
+pub(super) fn run_pipe_phase(
+    cfg: TcpConfig,
+    mut fwd: Path,
+    mut rev: Path,
+    n: u64,
+    limit: Instant,
+    boot_time: Duration,
+    drop: &mut dyn FnMut(i64, u32) -> bool,
+) -> Run {
+    let mut s = TcpSender::new(cfg.clone(), flow(), boot_time).unwrap();
     s.set_trace(true);
     let mut k = TcpSink::new(cfg.clone(), flow()).unwrap();
     let mut q: BTreeMap<(Instant, u64), Ev> = BTreeMap::new();
@@ -641,6 +656,7 @@ pub(super) fn run_pipe(
     };
     let mut tx_count: BTreeMap<i64, u32> = BTreeMap::new();
     let mut first_sends = vec![];
+    let mut sends = vec![];
     let mut sender_wake: Option<Instant> = None;
     let mut sink_wake: Option<Instant> = None;
     s.send(Instant::ZERO, n);
@@ -658,6 +674,7 @@ pub(super) fn run_pipe(
             if *c == 1 {
                 first_sends.push((seq, now, p.len()));
             }
+            sends.push((seq, now, p.len()));
             let drop_at = drop(seq, *c).then(|| fwd.0.len() - 1);
             if let Some(arrive) = fwd.traverse(now, p.len(), drop_at) {
                 push(&mut q, arrive, Ev::AtSink(p));
@@ -707,6 +724,7 @@ pub(super) fn run_pipe(
         sender: s,
         sink: k,
         first_sends,
+        sends,
     }
 }
 
@@ -788,5 +806,123 @@ fn lossy_pipe_recovers_every_packet() {
         assert!(s.stats().fast_retransmits > 0);
         assert!(s.stats().retransmissions >= 2000 / 37);
         assert!(!s.trace().is_empty());
+    }
+}
+
+// ------------------------------------------------------------------ reset (ns2-semantics.md 1.3)
+
+/// Transfer 3 packets with RTT 0.2 s and return the sender (timed segment = packet 2).
+fn after_short_transfer(cfg: TcpConfig) -> TcpSender {
+    let mut s = sender(cfg);
+    s.send(at(0.0), 3);
+    assert_eq!(sent(&mut s, at(0.0)), [0]);
+    assert_eq!(acks(&mut s, 0.2, &[0]), [vec![1, 2]]);
+    acks(&mut s, 0.4, &[1, 2]);
+    assert!(s.is_done());
+    assert_eq!(s.stats().rtt_samples, 2);
+    s
+}
+
+#[test]
+fn reset_2_1b4_keeps_rtt_seq_and_timer() {
+    let mut s = after_short_transfer(TcpConfig::dissertation(SEG));
+    let timer = s.poll_timeout();
+    assert!(timer.is_some());
+    s.reset(at(10.0), Duration::ZERO);
+    assert_eq!(
+        s.poll_timeout(),
+        timer,
+        "2.1b4 does not cancel the rtx timer"
+    );
+    assert_eq!(
+        (s.cwnd(), s.ssthresh(), s.highest_ack(), s.t_seqno()),
+        (1.0, 20, -1, 0)
+    );
+    assert_eq!(s.rto(), 6.0, "estimator back to rtxcur_init_");
+    s.send(at(10.0), 10);
+    assert_eq!(sent(&mut s, at(10.0)), [0]);
+    // Stale rtt_seq_ = 1 (the last timed segment): packet 0 is not timed, so its ACK gives no
+    // sample; the ACK of 1 samples from the *previous* transfer's send time 0.2 s (1.3 a).
+    acks(&mut s, 10.2, &[0]);
+    assert_eq!(s.stats().rtt_samples, 2);
+    acks(&mut s, 10.4, &[1]);
+    assert_eq!(s.stats().rtt_samples, 3);
+    // 10.2 s = 20 ticks (phase 0): S = 160, V = 40 -> RTO (40 + 20) * 0.5 = 30 s.
+    assert_eq!(s.rtt().last_sample_ticks(), 20);
+    assert_eq!(s.rto(), 30.0);
+}
+
+#[test]
+fn reset_2_35_forgets_rtt_seq_and_cancels_the_timer() {
+    let cfg = TcpConfig {
+        syn: false,
+        delay_growth: false,
+        window_init: 1,
+        tick: 0.5,
+        ..TcpConfig::ns2_2_35(SEG)
+    };
+    let mut s = after_short_transfer(cfg);
+    s.reset(at(10.0), Duration::ZERO);
+    assert_eq!(s.poll_timeout(), None);
+    assert_eq!(s.rto(), 3.0);
+    s.send(at(10.0), 10);
+    assert_eq!(sent(&mut s, at(10.0)), [0]);
+    acks(&mut s, 10.2, &[0]);
+    assert_eq!(s.stats().rtt_samples, 3, "packet 0 is timed again");
+    assert_eq!(s.rtt().last_sample_ticks(), 1);
+}
+
+#[test]
+fn sink_reset_starts_over() {
+    let mut k = TcpSink::new(TcpConfig::dissertation(SEG), flow()).unwrap();
+    k.handle_data(at(0.0), &data(0));
+    k.handle_data(at(0.0), &data(2));
+    k.reset(at(1.0));
+    assert_eq!(k.cumulative_ack(), -1);
+    assert_eq!(ackno(k.handle_data(at(1.0), &data(1))), Some(-1));
+    assert_eq!(ackno(k.handle_data(at(1.1), &data(0))), Some(1));
+}
+
+// ------------------------------------------------------------------ properties
+
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// Arbitrary bytes never panic either agent; they are counted as malformed.
+        #[test]
+        fn arbitrary_bytes_are_ignored(bytes in proptest::collection::vec(any::<u8>(), 0..80)) {
+            let p = Packet::from_vec(bytes);
+            let mut s = sender(TcpConfig::dissertation(SEG));
+            s.send(at(0.0), 5);
+            s.handle_ack(at(0.1), &p);
+            let mut k = TcpSink::new(TcpConfig::dissertation(SEG), flow()).unwrap();
+            let _ = k.handle_data(at(0.1), &p);
+            prop_assert!(s.stats().malformed + s.stats().acks_received == 1);
+        }
+
+        /// Any finite pattern of lost transmissions: the transfer completes and the sink delivers
+        /// every packet exactly once, in order.
+        #[test]
+        fn any_finite_loss_pattern_completes(
+            drops in proptest::collection::btree_set((0i64..150, 1u32..4), 0..40),
+            v235 in any::<bool>(),
+        ) {
+            let cfg = if v235 { TcpConfig::ns2_2_35(SEG) } else { TcpConfig::dissertation(SEG) };
+            let run = run_pipe(
+                cfg,
+                Path(vec![Hop::new(2_000_000, Duration::from_millis(3))]),
+                Path(vec![Hop::new(2_000_000, Duration::from_millis(3))]),
+                150,
+                Instant::from_secs_f64(1e6),
+                |seq, k| drops.contains(&(seq, k)),
+            );
+            prop_assert!(run.sender.is_done());
+            prop_assert_eq!(run.sink.stats().delivered_packets, 150);
+            prop_assert_eq!(run.sender.stats().bytes_acked, 150 * SEG as u64);
+        }
     }
 }

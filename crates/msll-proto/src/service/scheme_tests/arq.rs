@@ -1,17 +1,22 @@
 //! GBN and SR conversations.
 
 use super::*;
-use crate::service::{Gbn, GbnConfig, NakPolicy, Sr, SrConfig};
+use crate::service::{Gbn, GbnConfig, NakPolicy, RetransmitTimer, Sr, SrConfig};
 use crate::testing::{numbered, Dir, Pair};
 use crate::time::{DataRate, Duration};
 use crate::wire::ArqFrame;
 
 fn sr(policy: NakPolicy) -> Sr {
+    sr_timer(policy, RetransmitTimer::PerFrame)
+}
+
+fn sr_timer(policy: NakPolicy, timer: RetransmitTimer) -> Sr {
     Sr::new(SrConfig {
         nak_policy: policy,
         window: 127,
         rto: Duration::from_millis(400),
         ack_delay: Duration::from_millis(30),
+        timer,
     })
 }
 
@@ -71,7 +76,7 @@ fn sr_m1_naks_every_hole_ascending_and_never_again() {
 
 #[test]
 fn sr_m2_renaks_earlier_frames_by_counter_rule() {
-    // seed004-ch4 §3.5: re-NAK x < r only if nakcount[x] <= nakcount[r], then increment.
+    // seed004-ch4 sec. 3.5: re-NAK x < r only if nakcount[x] <= nakcount[r], then increment.
     let mut rx = sr(NakPolicy::PerFrame);
     feed(&mut rx, ms(0), data(0, 0));
     // 1, 2, 3 lost; 4 arrives: NAK 1, 2, 3 (counts 1, 1, 1)
@@ -93,8 +98,8 @@ fn sr_m2_renaks_earlier_frames_by_counter_rule() {
 }
 
 #[test]
-fn sr_sender_retransmits_on_nak_and_per_frame_timeout() {
-    let mut tx = sr(NakPolicy::PerFrame);
+fn sr_sender_retransmits_on_nak_and_oldest_frame_timeout() {
+    let mut tx = sr_timer(NakPolicy::PerFrame, RetransmitTimer::Oldest);
     for i in 0..3 {
         let o = send(&mut tx, ms(i), numbered(i as u32, 8));
         assert_eq!(
@@ -106,10 +111,35 @@ fn sr_sender_retransmits_on_nak_and_per_frame_timeout() {
             }]
         );
     }
-    // NAK(1) from SR/M2 implies nothing about 0: only 1 is resent, immediately
+    // one timer, for the oldest unacknowledged frame
+    assert_eq!(tx.poll_timeout(), Some(ms(400)));
+    // NAK(1) from SR/M2 implies nothing about 0: only 1 is resent, immediately (L741)
     let o = feed(&mut tx, ms(100), ArqFrame::Nak { seq: 1 }.emit());
     assert!(matches!(parsed(&o)[..], [ArqFrame::Data { seq: 1, .. }]));
-    // ACK 1 (frame 0 received); frame 2's timer expires at 2 + 400 ms: only 2 is resent
+    assert_eq!(tx.poll_timeout(), Some(ms(400)));
+    // ACK 1 (frame 0 received): the timer restarts for frame 1, now the oldest
+    feed(&mut tx, ms(150), ArqFrame::Ack { ack: 1 }.emit());
+    assert_eq!(tx.poll_timeout(), Some(ms(550)));
+    // expiry resends only the timed-out frame, not the whole window (unlike GBN)
+    let o = timeout(&mut tx, ms(550));
+    assert!(matches!(parsed(&o)[..], [ArqFrame::Data { seq: 1, .. }]));
+    assert_eq!(tx.poll_timeout(), Some(ms(950)));
+    feed(&mut tx, ms(600), ArqFrame::Ack { ack: 3 }.emit());
+    assert_eq!(tx.poll_timeout(), None);
+    assert_eq!(tx.stats().retransmissions, 2);
+}
+
+#[test]
+fn sr_sender_retransmits_on_nak_and_per_frame_timeout() {
+    let mut tx = sr(NakPolicy::PerFrame);
+    for i in 0..3 {
+        send(&mut tx, ms(i), numbered(i as u32, 8));
+    }
+    assert_eq!(tx.poll_timeout(), Some(ms(400)));
+    // NAK(1): only 1 is resent, immediately, and its own timer restarts
+    let o = feed(&mut tx, ms(100), ArqFrame::Nak { seq: 1 }.emit());
+    assert!(matches!(parsed(&o)[..], [ArqFrame::Data { seq: 1, .. }]));
+    // ACK 1 (frame 0 received); frame 2's timer (armed at 2 ms) expires first: only 2 is resent
     feed(&mut tx, ms(150), ArqFrame::Ack { ack: 1 }.emit());
     assert_eq!(tx.poll_timeout(), Some(ms(402)));
     let o = timeout(&mut tx, ms(402));
@@ -145,7 +175,7 @@ fn delayed_ack_is_pure_unless_piggybacked() {
     assert_eq!(
         o.frames[0].len(),
         2,
-        "pure ACK is 2 bytes (seed004-ch4 §7 item 2)"
+        "pure ACK is 2 bytes (seed004-ch4 sec. 7 item 2)"
     );
     // next frame: reverse data before the timer carries the ACK instead
     feed(&mut rx, ms(40), data(1, 0));

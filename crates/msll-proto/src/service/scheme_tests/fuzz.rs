@@ -58,3 +58,16 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+
+    /// The cargo-fuzz target bodies (`/fuzz/fuzz_targets`) on random bytes.
+    #[test]
+    fn fuzz_entry_points_never_panic(data in prop::collection::vec(any::<u8>(), 0..200)) {
+        crate::testing::fuzz::arq_frame(&data);
+        crate::testing::fuzz::rlp_frame(&data);
+        crate::testing::fuzz::xor_frame(&data);
+        crate::testing::fuzz::service_rx(&data);
+    }
+}

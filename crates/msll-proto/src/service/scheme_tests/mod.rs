@@ -1,6 +1,7 @@
 //! Conversation tests (explicit times, one call per frame in or out) and property tests for the
 //! error-recovery schemes.
 
+mod analytic;
 mod arq;
 mod fuzz;
 mod props;

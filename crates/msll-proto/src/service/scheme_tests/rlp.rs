@@ -97,7 +97,7 @@ fn gives_up_after_exactly_max_naks_and_releases_in_sequence() {
     let o = feed(&mut rx, ms(30), data(2));
     assert_eq!((naks(&o), nums(&o)), (vec![1], vec![]));
     assert_eq!(rx.poll_timeout(), Some(ms(430)));
-    // retransmissions lost: NAK again at each expiry, 3 in all (L777, seed004-ch4 §7 item 5)
+    // retransmissions lost: NAK again at each expiry, 3 in all (L777, seed004-ch4 sec. 7 item 5)
     assert_eq!(naks(&timeout(&mut rx, ms(430))), vec![1]);
     assert!(
         timeout(&mut rx, ms(500)).is_empty(),
@@ -142,7 +142,7 @@ fn sender_retransmits_only_on_nak_and_keeps_alive_while_idle() {
     assert_eq!(
         o.frames[0].len(),
         52,
-        "2-byte data header (seed004-ch4 §3.0.1)"
+        "2-byte data header (seed004-ch4 sec. 3.0.1)"
     );
     send(&mut tx, ms(30), numbered(1, 50));
     assert_eq!(tx.poll_timeout(), Some(ms(280)));
@@ -194,6 +194,7 @@ fn receiver_detects_buffer_overrun_instead_of_desynchronising() {
     assert_eq!(nums(&o), vec![2, 3, 4, 5]);
     assert_eq!(rx.stats().protocol_errors, 1);
     assert_eq!(rx.buffer_overruns(), (1, 0));
+    assert_eq!(rx.stats().buffer_overruns, 1);
     assert_eq!(rx.stats().give_ups, 1);
     assert_eq!(rx.poll_timeout(), None);
 }
@@ -212,6 +213,7 @@ fn sender_counts_nak_for_overwritten_frame() {
     // never-sent frame
     assert!(feed(&mut tx, ms(6), RlpFrame::Nak { seq: 3 }.emit()).is_empty());
     assert_eq!(tx.buffer_overruns(), (0, 2));
+    assert_eq!(tx.stats().buffer_overruns, 2);
     assert_eq!(tx.stats().protocol_errors, 2);
     assert_eq!(
         feed(&mut tx, ms(7), RlpFrame::Nak { seq: 1 }.emit())

@@ -1,4 +1,4 @@
-//! Table 5.2 of seed 004 (seed004-ch5 §4.8): minimum recovery delay of FEC/XOR and ARQ/RLP,
+//! Table 5.2 of seed 004 (seed004-ch5 sec. 4.8): minimum recovery delay of FEC/XOR and ARQ/RLP,
 //! measured on the scheme implementations over the scripted Pair link.
 //!
 //! Derivation reproduced (SOURCE L1018 + DERIVED arithmetic):

@@ -28,7 +28,7 @@ fn parity_recovers_one_loss_out_of_sequence() {
         frames.extend(send(&mut tx, ms(i), numbered(i as u32, 50)).frames);
     }
     assert_eq!(frames.len(), 5, "4 data + 1 parity");
-    assert_eq!(frames[0].len(), 52, "2-byte header (seed004-ch5 §4.2)");
+    assert_eq!(frames[0].len(), 52, "2-byte header (seed004-ch5 sec. 4.2)");
     assert_eq!(
         frames[4].len(),
         52,
