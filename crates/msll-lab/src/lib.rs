@@ -2,7 +2,11 @@
 //! tables, and (with `reproduce`) plots and a report.
 
 pub mod bench;
+pub mod claims;
 pub mod output;
+pub mod plot;
+pub mod report;
+pub mod reproduce;
 pub mod runner;
 pub mod scenario;
 

@@ -49,6 +49,50 @@ enum Cmd {
         #[arg(long)]
         trace: Option<PathBuf>,
     },
+    /// Run the experiment catalogue of the seeds: every figure, plots, claims, report.
+    Reproduce {
+        /// Only these figure ids, scenario names or file stems (comma separated).
+        #[arg(long, value_delimiter = ',')]
+        only: Vec<String>,
+        /// Replications per point (default: each scenario's, 30).
+        #[arg(long)]
+        reps: Option<u32>,
+        /// A first look: 3 replications, FTP files / 20, run lengths / 5.
+        #[arg(long)]
+        quick: bool,
+        /// Output directory: cache/, data/, report/.
+        #[arg(long, default_value = "out")]
+        out: PathBuf,
+        /// Run only the deterministic shard i of n (e.g. 0/4); combine with `msll merge`.
+        #[arg(long)]
+        shard: Option<String>,
+        #[arg(long)]
+        threads: Option<usize>,
+        /// Scenario catalogue directory.
+        #[arg(long, default_value = "scenarios")]
+        scenarios: PathBuf,
+    },
+    /// Combine the caches of shard runs and render the report.
+    Merge {
+        /// Output directories of the shard runs.
+        #[arg(required = true)]
+        from: Vec<PathBuf>,
+        #[arg(long, default_value = "out")]
+        out: PathBuf,
+        #[arg(long, value_delimiter = ',')]
+        only: Vec<String>,
+        #[arg(long)]
+        reps: Option<u32>,
+        #[arg(long)]
+        quick: bool,
+        #[arg(long, default_value = "scenarios")]
+        scenarios: PathBuf,
+    },
+    /// List the scenario catalogue and its figure ids.
+    List {
+        #[arg(long, default_value = "scenarios")]
+        scenarios: PathBuf,
+    },
     /// Benchmark the simulator on fixed scenarios and print rates.
     Bench {
         /// Simulated seconds of the WLAN conferencing run.
@@ -117,6 +161,65 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
                     serde_json::to_string_pretty(&output::json(&sc, &results, seed))?
                 ),
                 Format::Csv => print!("{}", output::summary_csv(&sc, &results, seed)),
+            }
+            Ok(())
+        }
+        Cmd::Reproduce {
+            only,
+            reps,
+            quick,
+            out,
+            shard,
+            threads,
+            scenarios,
+        } => {
+            let shard = shard
+                .as_deref()
+                .map(msll_lab::reproduce::parse_shard)
+                .transpose()?;
+            msll_lab::reproduce::reproduce(&msll_lab::reproduce::ReproduceOptions {
+                scenarios_dir: scenarios,
+                only,
+                reps,
+                quick,
+                out,
+                shard,
+                threads,
+                progress: std::io::stderr().is_terminal(),
+                no_run: false,
+            })
+        }
+        Cmd::Merge {
+            from,
+            out,
+            only,
+            reps,
+            quick,
+            scenarios,
+        } => msll_lab::reproduce::merge(
+            &from,
+            &msll_lab::reproduce::ReproduceOptions {
+                scenarios_dir: scenarios,
+                only,
+                reps,
+                quick,
+                out,
+                shard: None,
+                threads: None,
+                progress: false,
+                no_run: true,
+            },
+        ),
+        Cmd::List { scenarios } => {
+            for sc in msll_lab::reproduce::catalogue(&scenarios)? {
+                let figs: Vec<&str> = sc.raw.figure.iter().map(|f| f.id.as_str()).collect();
+                println!(
+                    "{:<28} {:>4} points  {:<40} {}",
+                    sc.name(),
+                    sc.points.len(),
+                    sc.file,
+                    figs.join(" ")
+                );
             }
             Ok(())
         }

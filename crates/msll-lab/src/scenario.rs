@@ -56,6 +56,32 @@ pub struct ScenarioFile {
     pub sweep: Sweep,
     #[serde(default)]
     pub sim: SimSection,
+    /// The figures of the seeds these runs reproduce (x axis: error level, one curve per scheme).
+    #[serde(default)]
+    pub figure: Vec<FigureSpec>,
+}
+
+/// One published figure drawn from a scenario's results.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FigureSpec {
+    /// Stable identifier, e.g. "seed004-fig5.4" (used by `reproduce --only`).
+    pub id: String,
+    #[serde(default)]
+    pub title: String,
+    /// The metric on the y axis (a key of the run results, e.g. "conf.loss").
+    pub metric: String,
+    #[serde(default)]
+    pub y_label: String,
+    /// Multiply values by this for display (e.g. 100 for percent, 0.001 for kbit/s).
+    #[serde(default = "unit_scale")]
+    pub scale: f64,
+    #[serde(default)]
+    pub log_y: bool,
+}
+
+fn unit_scale() -> f64 {
+    1.0
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -355,6 +381,17 @@ impl Scenario {
         if let Some(e) = &raw.link.error {
             e.validate().map_err(|e| err(format!("link.error.{e}")))?;
         }
+        for (i, f) in raw.figure.iter().enumerate() {
+            if f.id.trim().is_empty() {
+                return Err(err(format!("figure[{i}].id = \"\": must not be empty")));
+            }
+            if !(f.scale.is_finite() && f.scale != 0.0) {
+                return Err(err(format!(
+                    "figure[{i}].scale = {}: must be a non-zero number",
+                    f.scale
+                )));
+            }
+        }
         if raw.app.is_empty() {
             return Err(err(
                 "no [[app]] given: a scenario needs at least one application".into(),
@@ -507,7 +544,9 @@ fn app_spec(
             }
             if let Some(t) = a.tick {
                 if !(t.is_finite() && t > 0.0) {
-                    return Err(format!("app[{i}].tick = {t}: must be a positive number of seconds"));
+                    return Err(format!(
+                        "app[{i}].tick = {t}: must be a positive number of seconds"
+                    ));
                 }
                 tcp.tick = t;
             }
@@ -515,13 +554,16 @@ fn app_spec(
                 tcp.sink.delayed_ack = d;
             }
             tcp.ds_byte = a.tos.unwrap_or(0);
-            tcp.validate().map_err(|e| format!("app[{i}].segment_size = {seg}: {e}"))?;
+            tcp.validate()
+                .map_err(|e| format!("app[{i}].segment_size = {seg}: {e}"))?;
             Ok(AppSpec::Ftp {
                 bytes: pos("bytes", a.bytes, preset.ftp_bytes as i64)? as u64,
                 tcp,
                 start_s: nonneg("start_s", a.start_s, 0.0)?,
             })
         }
-        other => Err(format!("app[{i}].kind = \"{other}\": unknown application (known: conference, ftp)")),
+        other => Err(format!(
+            "app[{i}].kind = \"{other}\": unknown application (known: conference, ftp)"
+        )),
     }
 }

@@ -296,14 +296,24 @@ impl Simulation {
                         Some((msll_proto::wire::IpProto::UDP, port)),
                     );
                 }
-                AppSpec::Ftp { bytes, ref tcp, start_s } => {
+                AppSpec::Ftp {
+                    bytes,
+                    ref tcp,
+                    start_s,
+                } => {
                     let field = |f: &str| format!("apps[{ai}].{f}");
                     let port = 20 + ai as u16 * 100;
-                    let flow = FlowAddr { src: sim.nodes[src].addr, dst: sim.nodes[dst].addr, src_port: port, dst_port: port };
+                    let flow = FlowAddr {
+                        src: sim.nodes[src].addr,
+                        dst: sim.nodes[dst].addr,
+                        src_port: port,
+                        dst_port: port,
+                    };
                     // ns-2 draws boot_time_ uniformly in [0, tick) (ns2-semantics.md 1.2); from the
                     // application's own stream so every scheme sees the same phase.
                     let mut trng = trng;
-                    let boot = Duration::from_secs_f64(rand::Rng::random::<f64>(&mut trng) * tcp.tick);
+                    let boot =
+                        Duration::from_secs_f64(rand::Rng::random::<f64>(&mut trng) * tcp.tick);
                     let tcp_err = |e: crate::tcp::TcpConfigError| SpecError {
                         field: field("tcp"),
                         value: format!("segment_size {}", tcp.segment_size),
@@ -312,17 +322,30 @@ impl Simulation {
                     let mut sender = TcpSender::new(tcp.clone(), flow, boot).map_err(tcp_err)?;
                     let sink = TcpSink::new(tcp.clone(), flow).map_err(tcp_err)?;
                     if bytes == 0 {
-                        return Err(SpecError { field: field("bytes"), value: "0".into(), reason: "must be positive".into() });
+                        return Err(SpecError {
+                            field: field("bytes"),
+                            value: "0".into(),
+                            reason: "must be positive".into(),
+                        });
                     }
                     let packets = bytes.div_ceil(tcp.segment_size as u64);
                     sender.send(Instant::from_secs_f64(start_s), packets);
                     sim.transfers_left += 1;
                     let a = sim.agents.len();
-                    sim.add_agent(src, Agent::TcpSrc(Box::new(sender)), Some((msll_proto::wire::IpProto::TCP, port)));
+                    sim.add_agent(
+                        src,
+                        Agent::TcpSrc(Box::new(sender)),
+                        Some((msll_proto::wire::IpProto::TCP, port)),
+                    );
                     // The sender queued its first window in `send`: wake it to hand it out.
                     sim.agents[a].wake_at = Some(Instant::from_secs_f64(start_s));
-                    sim.queue.push(Instant::from_secs_f64(start_s), Ev::AgentWake(a));
-                    sim.add_agent(dst, Agent::TcpSink(Box::new(sink)), Some((msll_proto::wire::IpProto::TCP, port)));
+                    sim.queue
+                        .push(Instant::from_secs_f64(start_s), Ev::AgentWake(a));
+                    sim.add_agent(
+                        dst,
+                        Agent::TcpSink(Box::new(sink)),
+                        Some((msll_proto::wire::IpProto::TCP, port)),
+                    );
                 }
             }
         }
@@ -743,7 +766,11 @@ impl Simulation {
             _ => None,
         });
         for (k, s) in tcp_sources.enumerate() {
-            let p = if k == 0 { "ftp".to_string() } else { format!("ftp{k}") };
+            let p = if k == 0 {
+                "ftp".to_string()
+            } else {
+                format!("ftp{k}")
+            };
             let st = s.stats();
             let app_bytes = st.bytes_acked as f64;
             let secs = match (st.first_send, st.last_new_ack) {
@@ -751,14 +778,38 @@ impl Simulation {
                 _ => 0.0,
             };
             // seed004-ch4 §4: application data / (first data packet sent .. last ACK received).
-            r.set(&format!("{p}.throughput_bps"), if secs > 0.0 { app_bytes * 8.0 / secs } else { 0.0 });
+            r.set(
+                &format!("{p}.throughput_bps"),
+                if secs > 0.0 {
+                    app_bytes * 8.0 / secs
+                } else {
+                    0.0
+                },
+            );
             r.set(&format!("{p}.time_s"), secs);
-            r.set(&format!("{p}.completed"), if s.is_done() { 1.0 } else { 0.0 });
+            r.set(
+                &format!("{p}.completed"),
+                if s.is_done() { 1.0 } else { 0.0 },
+            );
             r.set(&format!("{p}.bytes"), app_bytes);
             // Goodput: application data / all bytes sent on the wireless link(s), both directions
             // (seed004-ch4 §4 AMBIGUOUS, recommended); the forward-only variant is logged too.
-            r.set(&format!("{p}.goodput"), if wl_bytes > 0 { app_bytes / wl_bytes as f64 } else { 0.0 });
-            r.set(&format!("{p}.goodput_fwd"), if fwd_bytes > 0 { app_bytes / fwd_bytes as f64 } else { 0.0 });
+            r.set(
+                &format!("{p}.goodput"),
+                if wl_bytes > 0 {
+                    app_bytes / wl_bytes as f64
+                } else {
+                    0.0
+                },
+            );
+            r.set(
+                &format!("{p}.goodput_fwd"),
+                if fwd_bytes > 0 {
+                    app_bytes / fwd_bytes as f64
+                } else {
+                    0.0
+                },
+            );
             r.set(&format!("{p}.segments"), st.segments_sent as f64);
             r.set(&format!("{p}.retransmissions"), st.retransmissions as f64);
             r.set(&format!("{p}.timeouts"), st.timeouts as f64);

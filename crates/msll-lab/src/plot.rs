@@ -1,0 +1,211 @@
+//! Figure rendering with plotters: x = error level, one curve per scheme, error bars of +/- 1 sd,
+//! as in the seeds' figures. SVG always; PNG when a TrueType font is available (text in PNGs
+//! needs one: DejaVu Sans from the system, or `MSLL_FONT`).
+
+use std::path::Path;
+use std::sync::OnceLock;
+
+use anyhow::{anyhow, Result};
+use plotters::prelude::*;
+
+#[derive(Debug, Clone)]
+pub struct Series {
+    pub name: String,
+    /// (x, mean, sd)
+    pub points: Vec<(f64, f64, f64)>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Plot {
+    pub title: String,
+    pub x_label: String,
+    pub y_label: String,
+    /// Tick positions and labels on the x axis.
+    pub x_ticks: Vec<(f64, String)>,
+    pub series: Vec<Series>,
+    pub log_y: bool,
+}
+
+const FONT_CANDIDATES: &[&str] = &[
+    "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+    "/usr/share/fonts/TTF/DejaVuSans.ttf",
+    "/usr/share/fonts/dejavu/DejaVuSans.ttf",
+];
+
+/// Register a sans-serif font once; false if none could be found.
+pub fn font_available() -> bool {
+    static OK: OnceLock<bool> = OnceLock::new();
+    *OK.get_or_init(|| {
+        let mut paths: Vec<String> = std::env::var("MSLL_FONT").into_iter().collect();
+        paths.extend(FONT_CANDIDATES.iter().map(|s| s.to_string()));
+        for p in paths {
+            if let Ok(bytes) = std::fs::read(&p) {
+                let leaked: &'static [u8] = Box::leak(bytes.into_boxed_slice());
+                if plotters::style::register_font("sans-serif", FontStyle::Normal, leaked).is_ok() {
+                    return true;
+                }
+            }
+        }
+        false
+    })
+}
+
+const COLORS: [RGBColor; 8] = [
+    RGBColor(0, 0, 0),
+    RGBColor(214, 39, 40),
+    RGBColor(31, 119, 180),
+    RGBColor(44, 160, 44),
+    RGBColor(148, 103, 189),
+    RGBColor(255, 127, 14),
+    RGBColor(140, 86, 75),
+    RGBColor(23, 190, 207),
+];
+
+fn bounds(p: &Plot) -> (f64, f64, f64, f64) {
+    let xs = p.x_ticks.iter().map(|t| t.0);
+    let (xmin, xmax) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+        (a.min(x), b.max(x))
+    });
+    let mut ymin = f64::INFINITY;
+    let mut ymax = f64::NEG_INFINITY;
+    for s in &p.series {
+        for &(_, m, sd) in &s.points {
+            if m.is_finite() {
+                ymin = ymin.min(m - sd.max(0.0));
+                ymax = ymax.max(m + sd.max(0.0));
+            }
+        }
+    }
+    if !ymin.is_finite() {
+        ymin = 0.0;
+        ymax = 1.0;
+    }
+    if p.log_y {
+        let lo = p
+            .series
+            .iter()
+            .flat_map(|s| s.points.iter().map(|q| q.1))
+            .filter(|v| *v > 0.0)
+            .fold(f64::INFINITY, f64::min);
+        ymin = if lo.is_finite() { lo / 2.0 } else { 1e-3 };
+        ymax = ymax.max(ymin * 10.0) * 2.0;
+    } else {
+        ymin = ymin.min(0.0);
+        let pad = (ymax - ymin).abs() * 0.08;
+        ymax += if pad > 0.0 { pad } else { 1.0 };
+    }
+    (xmin - 0.3, xmax + 0.3, ymin, ymax)
+}
+
+fn draw<DB: DrawingBackend>(root: DrawingArea<DB, plotters::coord::Shift>, p: &Plot) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE).map_err(|e| anyhow!("{e:?}"))?;
+    let (x0, x1, y0, y1) = bounds(p);
+    let ticks = p.x_ticks.clone();
+    let label = move |x: &f64| {
+        ticks
+            .iter()
+            .find(|t| (t.0 - x).abs() < 1e-9)
+            .map(|t| t.1.clone())
+            .unwrap_or_default()
+    };
+    macro_rules! body {
+        ($chart:expr, $map:expr) => {{
+            let mut chart = $chart;
+            chart
+                .configure_mesh()
+                .x_desc(p.x_label.as_str())
+                .y_desc(p.y_label.as_str())
+                .x_labels(p.x_ticks.len() * 4 + 1)
+                .x_label_formatter(&label)
+                .disable_x_mesh()
+                .draw()
+                .map_err(|e| anyhow!("{e:?}"))?;
+            for (i, s) in p.series.iter().enumerate() {
+                let c = COLORS[i % COLORS.len()];
+                let pts: Vec<(f64, f64)> = s
+                    .points
+                    .iter()
+                    .filter(|q| q.1.is_finite())
+                    .map(|q| (q.0, $map(q.1)))
+                    .collect();
+                chart
+                    .draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))
+                    .map_err(|e| anyhow!("{e:?}"))?
+                    .label(s.name.as_str())
+                    .legend(move |(x, y)| {
+                        PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(2))
+                    });
+                chart
+                    .draw_series(pts.iter().map(|&(x, y)| Circle::new((x, y), 3, c.filled())))
+                    .map_err(|e| anyhow!("{e:?}"))?;
+                for q in s.points.iter().filter(|q| q.1.is_finite() && q.2 > 0.0) {
+                    let (lo, hi) = (
+                        $map((q.1 - q.2).max(if p.log_y { q.1 / 10.0 } else { f64::MIN })),
+                        $map(q.1 + q.2),
+                    );
+                    chart
+                        .draw_series(std::iter::once(PathElement::new(
+                            vec![(q.0, lo), (q.0, hi)],
+                            c.stroke_width(1),
+                        )))
+                        .map_err(|e| anyhow!("{e:?}"))?;
+                    for y in [lo, hi] {
+                        chart
+                            .draw_series(std::iter::once(PathElement::new(
+                                vec![(q.0 - 0.04, y), (q.0 + 0.04, y)],
+                                c.stroke_width(1),
+                            )))
+                            .map_err(|e| anyhow!("{e:?}"))?;
+                    }
+                }
+            }
+            chart
+                .configure_series_labels()
+                .border_style(BLACK)
+                .background_style(WHITE.mix(0.85))
+                .position(SeriesLabelPosition::UpperLeft)
+                .draw()
+                .map_err(|e| anyhow!("{e:?}"))?;
+        }};
+    }
+    let mut builder = ChartBuilder::on(&root);
+    builder
+        .caption(p.title.as_str(), ("sans-serif", 18))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(70);
+    if p.log_y {
+        let chart = builder
+            .build_cartesian_2d(x0..x1, (y0..y1).log_scale())
+            .map_err(|e| anyhow!("{e:?}"))?;
+        body!(chart, |v: f64| v.max(y0));
+    } else {
+        let chart = builder
+            .build_cartesian_2d(x0..x1, y0..y1)
+            .map_err(|e| anyhow!("{e:?}"))?;
+        body!(chart, |v: f64| v);
+    }
+    root.present().map_err(|e| anyhow!("{e:?}"))?;
+    Ok(())
+}
+
+/// Write `stem.svg` and (with a font) `stem.png`. Returns whether a PNG was written.
+pub fn render(p: &Plot, stem: &Path) -> Result<bool> {
+    // Figure ids contain dots ("seed004-fig5.4"): append, never replace, the extension.
+    let with_ext = |e: &str| std::path::PathBuf::from(format!("{}.{e}", stem.display()));
+    if !font_available() {
+        // Without a font the SVG still carries text elements, but plotters cannot lay out
+        // labels: write a minimal SVG and skip the PNG.
+        let svg = with_ext("svg");
+        std::fs::write(&svg, format!("<svg xmlns=\"http://www.w3.org/2000/svg\"><text x=\"10\" y=\"20\">{}: no font available for plotting</text></svg>", p.title))?;
+        return Ok(false);
+    }
+    let svg = with_ext("svg");
+    draw(SVGBackend::new(&svg, (800, 520)).into_drawing_area(), p)?;
+    let png = with_ext("png");
+    draw(BitMapBackend::new(&png, (800, 520)).into_drawing_area(), p)?;
+    Ok(true)
+}

@@ -1,0 +1,327 @@
+//! The human-readable report: `report/README.md` and a self-contained `report/index.html` (SVG
+//! plots inline), with every figure, the claim verdicts, the resolved ambiguities and run time.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use anyhow::Result;
+use msll_sim::error_model::ErrorSpec;
+
+use crate::claims::{Status, Verdict};
+use crate::output::VERSION;
+use crate::plot::{self, Plot, Series};
+use crate::runner::PointResult;
+use crate::scenario::{FigureSpec, Scenario};
+
+pub struct Context<'a> {
+    pub scenarios: &'a [Scenario],
+    pub results: &'a BTreeMap<String, (usize, Vec<PointResult>)>,
+    pub verdicts: &'a [Verdict],
+    pub wall_s: f64,
+    pub runs_executed: usize,
+    pub runs_total: usize,
+    pub missing: usize,
+    pub quick: bool,
+    pub selection: Vec<String>,
+}
+
+/// The x-axis label of an error level: the model parameter, as in the seeds' figures.
+pub fn level_label(p: &PointResult) -> String {
+    if p.point.level == 0 {
+        return "0 (error-free)".into();
+    }
+    let e = match &p.point.config.wireless.error {
+        ErrorSpec::Bernoulli { p } => format!("{:.0}%", p * 100.0),
+        ErrorSpec::ByteInterval { mean, .. } => format!("2^{:.0} B", mean.log2()),
+        ErrorSpec::TwoState { bad_mean_s, .. } => format!("bad {:.0} ms", bad_mean_s * 1000.0),
+        ErrorSpec::None => "none".into(),
+        _ => "custom".into(),
+    };
+    format!("{} ({e})", p.point.level)
+}
+
+fn figures_of(sc: &Scenario) -> Vec<FigureSpec> {
+    if !sc.raw.figure.is_empty() {
+        return sc.raw.figure.clone();
+    }
+    sc.raw
+        .scenario
+        .metrics
+        .iter()
+        .map(|m| FigureSpec {
+            id: format!("{}-{}", sc.name(), m),
+            title: format!(
+                "{}: {m}",
+                if sc.raw.scenario.title.is_empty() {
+                    sc.name()
+                } else {
+                    &sc.raw.scenario.title
+                }
+            ),
+            metric: m.clone(),
+            y_label: m.clone(),
+            scale: 1.0,
+            log_y: false,
+        })
+        .collect()
+}
+
+struct Fig {
+    spec: FigureSpec,
+    source: String,
+    plot: Plot,
+    table: String,
+    png: bool,
+}
+
+fn build_figure(sc: &Scenario, prs: &[PointResult], f: &FigureSpec) -> Fig {
+    // One curve per (link, topology, scheme) in sweep order; x = error level.
+    let mut order: Vec<String> = Vec::new();
+    let mut by: BTreeMap<String, Vec<(f64, f64, f64)>> = BTreeMap::new();
+    let mut ticks: BTreeMap<u8, String> = BTreeMap::new();
+    let multi_link = prs
+        .iter()
+        .any(|p| p.point.link != prs[0].point.link || p.point.topology != prs[0].point.topology);
+    for p in prs {
+        let name = if multi_link {
+            format!("{}/{}/{}", p.point.link, p.point.topology, p.point.scheme)
+        } else {
+            p.point.scheme.clone()
+        };
+        if !order.contains(&name) {
+            order.push(name.clone());
+        }
+        ticks.entry(p.point.level).or_insert_with(|| level_label(p));
+        let (m, sd) = p.summary.get(&f.metric).map_or((f64::NAN, 0.0), |s| {
+            (s.mean * f.scale, s.sd * f.scale.abs())
+        });
+        by.entry(name)
+            .or_default()
+            .push((p.point.level as f64, m, sd));
+    }
+    let series: Vec<Series> = order
+        .iter()
+        .map(|n| Series {
+            name: n.clone(),
+            points: by[n].clone(),
+        })
+        .collect();
+    let mut table = String::new();
+    let _ = write!(table, "| scheme |");
+    for t in ticks.values() {
+        let _ = write!(table, " {t} |");
+    }
+    let _ = write!(table, "\n|---|");
+    for _ in ticks.values() {
+        let _ = write!(table, "---|");
+    }
+    table.push('\n');
+    for s in &series {
+        let _ = write!(table, "| {} |", s.name);
+        for lv in ticks.keys() {
+            match s.points.iter().find(|q| q.0 == *lv as f64) {
+                Some(&(_, m, sd)) if m.is_finite() => {
+                    let _ = write!(table, " {} ± {} |", sig(m), sig(sd));
+                }
+                _ => table.push_str(" - |"),
+            }
+        }
+        table.push('\n');
+    }
+    let reps = prs.first().map_or(0, |p| p.runs.len());
+    Fig {
+        spec: f.clone(),
+        source: format!(
+            "{} ({}, {} replications, seed {})",
+            sc.raw.scenario.source, sc.file, reps, sc.raw.scenario.seed
+        ),
+        plot: Plot {
+            title: if f.title.is_empty() {
+                f.id.clone()
+            } else {
+                f.title.clone()
+            },
+            x_label: format!(
+                "error level ({} {})",
+                prs[0].point.link, prs[0].point.topology
+            ),
+            y_label: if f.y_label.is_empty() {
+                f.metric.clone()
+            } else {
+                f.y_label.clone()
+            },
+            x_ticks: ticks.iter().map(|(l, s)| (*l as f64, s.clone())).collect(),
+            series,
+            log_y: f.log_y,
+        },
+        table,
+        png: false,
+    }
+}
+
+fn sig(x: f64) -> String {
+    if x == 0.0 {
+        "0".into()
+    } else if x.abs() >= 100.0 {
+        format!("{x:.1}")
+    } else if x.abs() >= 1.0 {
+        format!("{x:.3}")
+    } else {
+        format!("{x:.4}")
+    }
+}
+
+fn html_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+fn md_table_to_html(t: &str) -> String {
+    let mut h = String::from("<table>");
+    for (i, line) in t.lines().enumerate() {
+        if i == 1 {
+            continue;
+        }
+        let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
+        let tag = if i == 0 { "th" } else { "td" };
+        h.push_str("<tr>");
+        for c in cells {
+            let _ = write!(h, "<{tag}>{}</{tag}>", html_escape(c).replace("**", ""));
+        }
+        h.push_str("</tr>");
+    }
+    h.push_str("</table>");
+    h
+}
+
+pub fn write(dir: &Path, ctx: &Context) -> Result<()> {
+    let figdir = dir.join("figures");
+    std::fs::create_dir_all(&figdir)?;
+    let mut figs = Vec::new();
+    for sc in ctx.scenarios {
+        let Some((_, prs)) = ctx.results.get(sc.name()) else {
+            continue;
+        };
+        if prs.is_empty() || prs.iter().all(|p| p.runs.is_empty()) {
+            continue;
+        }
+        for f in figures_of(sc) {
+            let mut fig = build_figure(sc, prs, &f);
+            fig.png = plot::render(&fig.plot, &figdir.join(&f.id))?;
+            figs.push(fig);
+        }
+    }
+    let (pass, fail, nr) = crate::claims::tally(ctx.verdicts);
+    let mut md = String::new();
+    let _ = writeln!(md, "# msll reproduction report\n");
+    let _ = writeln!(
+        md,
+        "msll {VERSION}. {} scenarios, {} figures, {} simulation runs ({} executed in this invocation, {} missing). \
+         Wall time of this invocation: {:.1} s on {} cores.{}{}\n",
+        ctx.scenarios.len(),
+        figs.len(),
+        ctx.runs_total,
+        ctx.runs_executed,
+        ctx.missing,
+        ctx.wall_s,
+        std::thread::available_parallelism().map_or(1, |n| n.get()),
+        if ctx.quick { " **Quick mode**: 3 replications, FTP files / 20, run lengths / 5 -- a first look, not a reproduction." } else { "" },
+        if ctx.selection.is_empty() { String::new() } else { format!(" Selection: {}.", ctx.selection.join(", ")) }
+    );
+    let _ = writeln!(md, "## Claims: {pass} PASS, {fail} FAIL, {nr} NOT-RUN\n");
+    let _ = writeln!(
+        md,
+        "| claim | source | statement | verdict | measured |\n|---|---|---|---|---|"
+    );
+    for v in ctx.verdicts {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | {} |",
+            v.claim.id,
+            v.claim.source,
+            v.claim.text.replace('|', "/"),
+            v.status.as_str(),
+            v.measured.replace('|', "/")
+        );
+    }
+    let fails: Vec<&Verdict> = ctx
+        .verdicts
+        .iter()
+        .filter(|v| v.status == Status::Fail && !v.claim.note.is_empty())
+        .collect();
+    if !fails.is_empty() {
+        let _ = writeln!(md, "\n### Notes on failing claims\n");
+        for v in fails {
+            let _ = writeln!(md, "- **{}**: {}", v.claim.id, v.claim.note);
+        }
+    }
+    let _ = writeln!(md, "\n## Figures\n");
+    for f in &figs {
+        let _ = writeln!(md, "### {}\n", f.plot.title);
+        let _ = writeln!(
+            md,
+            "Source: {}. Metric `{}` (x {}).\n",
+            f.source, f.spec.metric, f.spec.scale
+        );
+        let _ = writeln!(md, "![{}](figures/{}.svg)\n", f.spec.id, f.spec.id);
+        let _ = writeln!(md, "{}", f.table);
+    }
+    let _ = writeln!(
+        md,
+        "## Parameter choices\n\nEvery AMBIGUOUS item of the specification and the value msll uses is listed in \
+         `docs/thesis-map.md` (copied below when present).\n"
+    );
+    let map = dir.join("../../docs/thesis-map.md");
+    let map_text = std::fs::read_to_string(&map)
+        .or_else(|_| std::fs::read_to_string("docs/thesis-map.md"))
+        .unwrap_or_default();
+    md.push_str(&map_text);
+    std::fs::write(dir.join("README.md"), &md)?;
+
+    let mut h = String::new();
+    h.push_str("<!doctype html><html><head><meta charset=\"utf-8\"><title>msll reproduction report</title><style>body{font-family:sans-serif;max-width:1100px;margin:auto;padding:1em}table{border-collapse:collapse;margin:0.5em 0}td,th{border:1px solid #bbb;padding:2px 6px;font-size:13px}.PASS{background:#cfc}.FAIL{background:#fcc}.NOT-RUN{background:#eee}svg{max-width:100%;height:auto}</style></head><body>");
+    let _ = write!(h, "<h1>msll reproduction report</h1><p>msll {VERSION}: {} scenarios, {} figures, {} runs ({} executed now, {} missing), wall time {:.1} s.{}</p>",
+        ctx.scenarios.len(), figs.len(), ctx.runs_total, ctx.runs_executed, ctx.missing, ctx.wall_s,
+        if ctx.quick { " <b>Quick mode</b>: a first look, not a reproduction." } else { "" });
+    let _ = write!(h, "<h2>Claims: {pass} PASS, {fail} FAIL, {nr} NOT-RUN</h2><table><tr><th>claim</th><th>source</th><th>statement</th><th>verdict</th><th>measured</th><th>note</th></tr>");
+    for v in ctx.verdicts {
+        let _ = write!(
+            h,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"{s}\">{s}</td><td>{}</td><td>{}</td></tr>",
+            html_escape(&v.claim.id),
+            html_escape(&v.claim.source),
+            html_escape(&v.claim.text),
+            html_escape(&v.measured.replace("**", "")),
+            html_escape(&v.claim.note),
+            s = v.status.as_str()
+        );
+    }
+    h.push_str("</table><h2>Figures</h2>");
+    for f in &figs {
+        let svg =
+            std::fs::read_to_string(figdir.join(format!("{}.svg", f.spec.id))).unwrap_or_default();
+        let svg = svg.trim_start_matches(|c| c != '<');
+        let svg = svg
+            .strip_prefix("<?xml")
+            .map_or(svg, |r| r.split_once("?>").map_or(r, |x| x.1));
+        let _ = write!(
+            h,
+            "<h3 id=\"{}\">{}</h3><p>Source: {}. Metric <code>{}</code>.</p>{}{}",
+            f.spec.id,
+            html_escape(&f.plot.title),
+            html_escape(&f.source),
+            f.spec.metric,
+            svg,
+            md_table_to_html(&f.table)
+        );
+    }
+    let _ = write!(
+        h,
+        "<h2>Parameter choices</h2><pre>{}</pre></body></html>",
+        html_escape(&map_text)
+    );
+    std::fs::write(dir.join("index.html"), h)?;
+    Ok(())
+}

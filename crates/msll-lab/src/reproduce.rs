@@ -1,0 +1,358 @@
+//! `msll reproduce`: the experiment catalogue of the seeds, end to end.
+//!
+//! ```text
+//!  scenarios/**/*.toml --select (--only)--> jobs (scenario x point x replication)
+//!      --shard i/n--> run the missing ones (rayon, progress+ETA) --> cache/<scenario>/<key>.json
+//!      --> data/*.csv|json --> report/figures/*.svg|png --> claims --> report/{index.html,README.md}
+//! ```
+//!
+//! The cache key hashes the scenario text, the point, the seed, the replication, the msll version
+//! and the quick flag, so a rerun skips finished replications and any change reruns exactly what
+//! it affects. `--shard i/n` runs the deterministic subset `job index % n == i` (a Slurm array or
+//! Kubernetes indexed job runs one shard each); `msll merge` unions shard caches and renders.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant as WallClock;
+
+use anyhow::{bail, Context, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+use msll_sim::metrics::{summarize, RunResult};
+use msll_sim::{AppSpec, Simulation};
+use rayon::prelude::*;
+
+use crate::output::{self, VERSION};
+use crate::runner::PointResult;
+use crate::scenario::{Point, Scenario};
+use crate::{claims, report};
+
+#[derive(Debug, Clone)]
+pub struct ReproduceOptions {
+    pub scenarios_dir: PathBuf,
+    pub only: Vec<String>,
+    pub reps: Option<u32>,
+    pub quick: bool,
+    pub out: PathBuf,
+    pub shard: Option<(usize, usize)>,
+    pub threads: Option<usize>,
+    pub progress: bool,
+    /// Render from the cache only; never run a simulation.
+    pub no_run: bool,
+}
+
+/// Every scenario file under `dir`, sorted by path.
+pub fn catalogue(dir: &Path) -> Result<Vec<Scenario>> {
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let rd = std::fs::read_dir(&d)
+            .with_context(|| format!("reading scenario directory {}", d.display()))?;
+        for e in rd {
+            let p = e?.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "toml")
+                && p.file_name().is_some_and(|n| n != "claims.toml")
+            {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    files
+        .iter()
+        .map(|f| Scenario::load(f).map_err(anyhow::Error::new))
+        .collect()
+}
+
+fn stem(sc: &Scenario) -> String {
+    Path::new(&sc.file)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// Does `sel` name this scenario (its name, file stem, or one of its figure ids)?
+fn selected(sc: &Scenario, only: &[String]) -> bool {
+    only.is_empty()
+        || only
+            .iter()
+            .any(|o| o == sc.name() || *o == stem(sc) || sc.raw.figure.iter().any(|f| f.id == *o))
+}
+
+fn fnv64(parts: &[&[u8]]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for p in parts {
+        for &b in *p {
+            h ^= b as u64;
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        h ^= 0xff;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+struct Job {
+    sc: usize,
+    point: usize,
+    rep: u32,
+    key: String,
+}
+
+/// Shorten runs for `--quick`: a first look, not a reproduction.
+fn quicken(p: &mut Point) {
+    let c = &mut p.config;
+    let ftp = c.apps.iter().any(AppSpec::ends_run);
+    for a in &mut c.apps {
+        if let AppSpec::Ftp { bytes, tcp, .. } = a {
+            *bytes = (*bytes / 20).max(200 * tcp.segment_size as u64);
+        }
+    }
+    if !ftp {
+        c.duration_s = (c.duration_s / 5.0).max(60.0);
+    }
+}
+
+fn cache_path(out: &Path, sc: &Scenario, key: &str) -> PathBuf {
+    out.join("cache")
+        .join(sc.name())
+        .join(format!("{key}.json"))
+}
+
+fn run_job(sc: &Scenario, point: &Point, seed: u64, rep: u32) -> Result<RunResult> {
+    let mut cfg = point.config.clone();
+    cfg.seed = seed;
+    cfg.replication = rep;
+    let mut sim = Simulation::new(&cfg, &sc.dir).map_err(|e| {
+        anyhow::Error::new(crate::ScenarioError {
+            file: sc.file.clone(),
+            msg: e.to_string(),
+        })
+    })?;
+    Ok(sim.run())
+}
+
+pub fn parse_shard(s: &str) -> Result<(usize, usize)> {
+    let (i, n) = s.split_once('/').context("--shard takes i/n, e.g. 0/4")?;
+    let (i, n): (usize, usize) = (
+        i.trim().parse().context("shard index")?,
+        n.trim().parse().context("shard count")?,
+    );
+    if n == 0 || i >= n {
+        bail!("--shard {s}: need 0 <= i < n");
+    }
+    Ok((i, n))
+}
+
+pub fn reproduce(opts: &ReproduceOptions) -> Result<()> {
+    let t0 = WallClock::now();
+    let mut all = catalogue(&opts.scenarios_dir)?;
+    for o in &opts.only {
+        if !all.iter().any(|sc| selected(sc, std::slice::from_ref(o))) {
+            bail!("--only {o}: no scenario or figure with that id (see `msll list`)");
+        }
+    }
+    all.retain(|sc| selected(sc, &opts.only));
+    if opts.quick {
+        for sc in &mut all {
+            sc.points.iter_mut().for_each(quicken);
+        }
+    }
+    let reps_of = |sc: &Scenario| {
+        opts.reps
+            .unwrap_or(if opts.quick {
+                3
+            } else {
+                sc.raw.scenario.replications
+            })
+            .max(1)
+    };
+    let mut jobs = Vec::new();
+    for (si, sc) in all.iter().enumerate() {
+        for (pi, p) in sc.points.iter().enumerate() {
+            for rep in 0..reps_of(sc) {
+                let seed = sc.raw.scenario.seed.to_le_bytes();
+                let r = rep.to_le_bytes();
+                let cfg = serde_json::to_vec(&p.config)?;
+                let q = [opts.quick as u8];
+                let k = fnv64(&[
+                    sc.text.as_bytes(),
+                    p.label.as_bytes(),
+                    &cfg,
+                    &seed,
+                    &r,
+                    VERSION.as_bytes(),
+                    &q,
+                ]);
+                jobs.push(Job {
+                    sc: si,
+                    point: pi,
+                    rep,
+                    key: format!("{k:016x}"),
+                });
+            }
+        }
+    }
+    let todo: Vec<&Job> = jobs
+        .iter()
+        .enumerate()
+        .filter(|(j, _)| opts.shard.is_none_or(|(i, n)| j % n == i))
+        .map(|(_, job)| job)
+        .filter(|job| !cache_path(&opts.out, &all[job.sc], &job.key).exists())
+        .collect();
+    if !opts.no_run && !todo.is_empty() {
+        let pb = if opts.progress {
+            ProgressBar::new(todo.len() as u64)
+        } else {
+            ProgressBar::hidden()
+        };
+        pb.set_style(
+            ProgressStyle::with_template(
+                "reproduce [{bar:40}] {pos}/{len} runs  {elapsed} elapsed, ETA {eta}  {msg}",
+            )
+            .expect("static template")
+            .progress_chars("=> "),
+        );
+        let work = |job: &&Job| -> Result<()> {
+            let sc = &all[job.sc];
+            let res = run_job(sc, &sc.points[job.point], sc.raw.scenario.seed, job.rep)?;
+            let path = cache_path(&opts.out, sc, &job.key);
+            std::fs::create_dir_all(path.parent().expect("has parent"))?;
+            let tmp = path.with_extension("tmp");
+            std::fs::write(&tmp, serde_json::to_vec(&res)?)?;
+            std::fs::rename(&tmp, &path)?;
+            pb.set_message(sc.name().to_string());
+            pb.inc(1);
+            Ok(())
+        };
+        let results: Vec<Result<()>> = match opts.threads {
+            Some(n) => rayon::ThreadPoolBuilder::new()
+                .num_threads(n.max(1))
+                .build()?
+                .install(|| todo.par_iter().map(work).collect()),
+            None => todo.par_iter().map(work).collect(),
+        };
+        pb.finish_and_clear();
+        results.into_iter().collect::<Result<Vec<()>>>()?;
+    }
+    let ran = if opts.no_run { 0 } else { todo.len() };
+    if let Some((i, n)) = opts.shard {
+        eprintln!(
+            "shard {i}/{n}: {ran} runs done, results in {}; combine shards with `msll merge <dirs..> --out DIR`",
+            opts.out.join("cache").display()
+        );
+        return Ok(());
+    }
+    // Load every job's result from the cache, in job order.
+    let mut per_scenario: Vec<Vec<Vec<RunResult>>> = all
+        .iter()
+        .map(|sc| vec![Vec::new(); sc.points.len()])
+        .collect();
+    let mut missing = 0usize;
+    for job in &jobs {
+        let path = cache_path(&opts.out, &all[job.sc], &job.key);
+        match std::fs::read(&path) {
+            Ok(b) => per_scenario[job.sc][job.point].push(
+                serde_json::from_slice(&b)
+                    .with_context(|| format!("reading {}", path.display()))?,
+            ),
+            Err(_) => missing += 1,
+        }
+    }
+    let data = opts.out.join("data");
+    std::fs::create_dir_all(&data)?;
+    let mut results: BTreeMap<String, (usize, Vec<PointResult>)> = BTreeMap::new();
+    for (si, sc) in all.iter().enumerate() {
+        let prs: Vec<PointResult> = sc
+            .points
+            .iter()
+            .zip(per_scenario[si].drain(..))
+            .map(|(p, runs)| {
+                let summary = summarize(&runs);
+                PointResult {
+                    point: p.clone(),
+                    runs,
+                    summary,
+                }
+            })
+            .collect();
+        let seed = sc.raw.scenario.seed;
+        std::fs::write(
+            data.join(format!("{}.csv", sc.name())),
+            output::summary_csv(sc, &prs, seed),
+        )?;
+        std::fs::write(
+            data.join(format!("{}.runs.csv", sc.name())),
+            output::runs_csv(sc, &prs, seed),
+        )?;
+        std::fs::write(
+            data.join(format!("{}.json", sc.name())),
+            serde_json::to_string_pretty(&output::json(sc, &prs, seed))?,
+        )?;
+        results.insert(sc.name().to_string(), (si, prs));
+    }
+    let claim_file = opts.scenarios_dir.join("claims.toml");
+    let claims = if claim_file.exists() {
+        claims::load(&claim_file)?
+    } else {
+        Vec::new()
+    };
+    let verdicts = claims::evaluate(&claims, &results);
+    let ctx = report::Context {
+        scenarios: &all,
+        results: &results,
+        verdicts: &verdicts,
+        wall_s: t0.elapsed().as_secs_f64(),
+        runs_executed: ran,
+        runs_total: jobs.len(),
+        missing,
+        quick: opts.quick,
+        selection: opts.only.clone(),
+    };
+    report::write(&opts.out.join("report"), &ctx)?;
+    let (pass, fail, nr) = claims::tally(&verdicts);
+    eprintln!(
+        "reproduce: {} scenarios, {} runs ({} executed now, {} missing) in {:.1} s; claims {pass} PASS, {fail} FAIL, {nr} NOT-RUN; report: {}",
+        all.len(),
+        jobs.len(),
+        ran,
+        missing,
+        t0.elapsed().as_secs_f64(),
+        opts.out.join("report/index.html").display()
+    );
+    Ok(())
+}
+
+/// `msll merge`: union the caches of shard output directories into `out`, then render.
+pub fn merge(from: &[PathBuf], opts: &ReproduceOptions) -> Result<()> {
+    for d in from {
+        let cache = d.join("cache");
+        let rd =
+            std::fs::read_dir(&cache).with_context(|| format!("reading {}", cache.display()))?;
+        for scdir in rd {
+            let scdir = scdir?.path();
+            if !scdir.is_dir() {
+                continue;
+            }
+            let target = opts
+                .out
+                .join("cache")
+                .join(scdir.file_name().expect("dir name"));
+            std::fs::create_dir_all(&target)?;
+            for f in std::fs::read_dir(&scdir)? {
+                let f = f?.path();
+                if f.extension().is_some_and(|e| e == "json") {
+                    let dst = target.join(f.file_name().expect("file name"));
+                    if !dst.exists() {
+                        std::fs::copy(&f, &dst)?;
+                    }
+                }
+            }
+        }
+    }
+    reproduce(&ReproduceOptions {
+        no_run: true,
+        ..opts.clone()
+    })
+}
