@@ -39,15 +39,15 @@ fn run_to(dir: &Path, scenario: &Path, threads: usize) {
 
 #[test]
 fn identical_csv_for_reruns_and_thread_counts() {
-    let sc = repo().join("scenarios/seed004/fig5_10.toml");
+    let sc = repo().join("scenarios/seed004/fig5_10-11.toml");
     let (a, b, c) = (tmpdir("a"), tmpdir("b"), tmpdir("c"));
     run_to(&a, &sc, 1);
     run_to(&b, &sc, 1);
     run_to(&c, &sc, 2);
     for f in [
-        "seed004_fig5_10.csv",
-        "seed004_fig5_10.runs.csv",
-        "seed004_fig5_10.json",
+        "seed004_fig5_10-11.csv",
+        "seed004_fig5_10-11.runs.csv",
+        "seed004_fig5_10-11.json",
     ] {
         let x = std::fs::read(a.join(f)).unwrap();
         assert!(x.len() > 1000, "{f} has content");
@@ -58,7 +58,7 @@ fn identical_csv_for_reruns_and_thread_counts() {
             "{f}: 1 vs 2 threads differ"
         );
     }
-    let csv = String::from_utf8(std::fs::read(a.join("seed004_fig5_10.csv")).unwrap()).unwrap();
+    let csv = String::from_utf8(std::fs::read(a.join("seed004_fig5_10-11.csv")).unwrap()).unwrap();
     assert!(csv.starts_with(
         "scenario,point,link,topology,level,scheme,metric,mean,sd,n,seed,msll_version\n"
     ));
@@ -182,7 +182,7 @@ fn malformed_toml() {
 fn trace_has_ns2_like_lines() {
     let d = tmpdir("trace");
     let t = d.join("run.tr");
-    let sc = repo().join("scenarios/seed004/fig5_04.toml");
+    let sc = repo().join("scenarios/seed004/fig5_04-05.toml");
     let st = msll()
         .args(["run", "--reps", "1"])
         .arg(&sc)
@@ -206,5 +206,118 @@ fn trace_has_ns2_like_lines() {
             .iter()
             .any(|l| l.starts_with("r ") && l.contains(" 1 2 frame 51 ")),
         "frame receptions at MH"
+    );
+}
+
+#[test]
+fn reproduce_quick_two_figures_writes_report_csv_and_plots() {
+    let out = tmpdir("repro");
+    let st = msll()
+        .current_dir(repo())
+        .args([
+            "reproduce",
+            "--quick",
+            "--only",
+            "seed004-fig5.4,seed004-fig5.12",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    let report = std::fs::read_to_string(out.join("report/README.md")).unwrap();
+    let html = std::fs::read_to_string(out.join("report/index.html")).unwrap();
+    for id in [
+        "seed004-fig5.4",
+        "seed004-fig5.5",
+        "seed004-fig5.12",
+        "seed004-fig5.13",
+    ] {
+        assert!(
+            report.contains(&format!("figures/{id}.svg")),
+            "report links {id}"
+        );
+        let svg = std::fs::read_to_string(out.join(format!("report/figures/{id}.svg"))).unwrap();
+        assert!(svg.contains("<svg"), "{id} is an SVG");
+        assert!(html.contains(&format!("id=\"{id}\"")), "html has {id}");
+    }
+    // every curve of Fig. 5.4 is in the CSV and the plot legend
+    let csv = std::fs::read_to_string(out.join("data/seed004_fig5_04-05.csv")).unwrap();
+    let svg = std::fs::read_to_string(out.join("report/figures/seed004-fig5.4.svg")).unwrap();
+    for scheme in ["default", "xor", "xor-ad", "rlp1", "rlp-oos"] {
+        assert!(
+            csv.contains(&format!("cellular/LAN1/L4/{scheme},")),
+            "csv has {scheme}"
+        );
+        assert!(
+            svg.lines().any(|l| l.trim() == scheme),
+            "legend has {scheme}"
+        );
+    }
+    // a second invocation reuses the cache: nothing is executed again
+    let st = msll()
+        .current_dir(repo())
+        .args(["reproduce", "--quick", "--only", "seed004-fig5.4", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&st.stderr).contains("(0 executed now, 0 missing)"),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+}
+
+#[test]
+fn shards_merge_to_the_same_results() {
+    let (a, b, m, whole) = (
+        tmpdir("sh0"),
+        tmpdir("sh1"),
+        tmpdir("merged"),
+        tmpdir("whole"),
+    );
+    for (dir, shard) in [(&a, Some("0/2")), (&b, Some("1/2")), (&whole, None)] {
+        let mut c = msll();
+        c.current_dir(repo())
+            .args([
+                "reproduce",
+                "--quick",
+                "--reps",
+                "2",
+                "--only",
+                "seed004-fig5.2",
+                "--out",
+            ])
+            .arg(dir);
+        if let Some(s) = shard {
+            c.args(["--shard", s]);
+        }
+        assert!(c.status().unwrap().success());
+    }
+    let st = msll()
+        .current_dir(repo())
+        .arg("merge")
+        .arg(&a)
+        .arg(&b)
+        .args([
+            "--quick",
+            "--reps",
+            "2",
+            "--only",
+            "seed004-fig5.2",
+            "--out",
+        ])
+        .arg(&m)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let f = "data/seed004_fig5_02-03.runs.csv";
+    assert_eq!(
+        std::fs::read(m.join(f)).unwrap(),
+        std::fs::read(whole.join(f)).unwrap()
     );
 }
