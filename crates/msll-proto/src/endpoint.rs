@@ -153,8 +153,12 @@ impl Endpoint {
     }
 
     /// The next frame to put on the link; call only when the link is free.
-    pub fn poll_transmit(&mut self, _now: Instant) -> Option<Frame> {
+    pub fn poll_transmit(&mut self, now: Instant) -> Option<Frame> {
         let f = self.fifo.pop_front()?;
+        // Timers that run from transmission start now (Service::handle_transmitted).
+        if let Some(slot) = self.services.get_mut(f.service() as usize) {
+            slot.service.handle_transmitted(now, &f);
+        }
         self.stats.frames_transmitted += 1;
         self.stats.bytes_transmitted += f.len() as u64;
         Some(f)

@@ -14,7 +14,12 @@
 //! no retry limit.
 //!
 //! Timers ([`RetransmitTimer`]; seed004-ch4 sec. 3.3 and sec. 7 item 4: "retransmit only the timed-out
-//! frame"):
+//! frame") start when the frame starts transmission on the link (`Service::handle_transmitted`),
+//! not when it is handed to the scheduler: "the sender sets a retransmission timer after each
+//! transmission" (L735), and time spent in the FIFO behind other frames is not link round trip.
+//! At most one copy of a frame waits in the scheduler: a timeout or NAK for a frame whose copy is
+//! still queued sends nothing (that copy will serve it), so the FIFO never holds more than the
+//! window and a backlog cannot feed itself.
 //! * `PerFrame` (default, the spec's recommendation): every transmission arms that frame's timer
 //!   ("the sender sets a retransmission timer after each transmission", L735). ACKs are cumulative
 //!   only, so the sender cannot tell frames the receiver holds out of sequence from lost ones:
@@ -110,8 +115,12 @@ struct RxSlot {
 
 struct TxSlot {
     payload: Bytes,
-    /// `RetransmitTimer::PerFrame`: this frame's timer.
+    /// `RetransmitTimer::PerFrame`: this frame's timer, armed when a copy starts transmission.
     timer: Timer,
+    /// A copy was handed to the scheduler and has not started transmission yet.
+    queued: bool,
+    /// A copy has started transmission at least once.
+    sent: bool,
 }
 
 /// One end of a Selective Repeat link (both sender and receiver: full duplex, L737).
@@ -162,17 +171,14 @@ impl Sr {
         &self.cfg
     }
 
-    fn send_data(&mut self, now: Instant, off: usize, first: bool, out: &mut Outbox) {
+    /// Hand frame `off` of the window to the scheduler, unless a copy is already waiting there.
+    /// Its timer starts in `handle_transmitted`.
+    fn send_data(&mut self, off: usize, first: bool, out: &mut Outbox) {
         let seq = self.tx_base.wrapping_add(off as u8);
-        let at = now + scaled(self.cfg.rto, self.factor);
-        match self.cfg.timer {
-            RetransmitTimer::PerFrame => self.tx_buf[off].timer.set(at),
-            // the oldest frame was (re)sent, or the window was empty
-            RetransmitTimer::Oldest if off == 0 || !self.rto_timer.is_armed() => {
-                self.rto_timer.set(at)
-            }
-            RetransmitTimer::Oldest => {}
+        if self.tx_buf[off].queued {
+            return;
         }
+        self.tx_buf[off].queued = true;
         let payload = self.tx_buf[off].payload.clone();
         let plen = payload.len();
         let f = ArqFrame::Data {
@@ -212,7 +218,13 @@ impl Sr {
         if self.tx_buf.is_empty() {
             self.rto_timer.cancel();
         } else if self.cfg.timer == RetransmitTimer::Oldest {
-            self.rto_timer.set(now + scaled(self.cfg.rto, self.factor));
+            // The new oldest frame's timer: from now if it has left and no copy waits, else from
+            // its next transmission.
+            if self.tx_buf[0].sent && !self.tx_buf[0].queued {
+                self.rto_timer.set(now + scaled(self.cfg.rto, self.factor));
+            } else {
+                self.rto_timer.cancel();
+            }
         }
     }
 
@@ -225,7 +237,7 @@ impl Sr {
         let off = seq.wrapping_sub(self.tx_base) as usize;
         if off < self.tx_buf.len() {
             // L741: "the sender can retransmit negatively acknowledged frames immediately".
-            self.send_data(now, off, false, out);
+            self.send_data(off, false, out);
         }
     }
 
@@ -298,7 +310,7 @@ impl Sr {
 }
 
 impl Service for Sr {
-    fn handle_packet(&mut self, now: Instant, packet: Packet, out: &mut Outbox) {
+    fn handle_packet(&mut self, _now: Instant, packet: Packet, out: &mut Outbox) {
         self.stats.packets_in += 1;
         if self.tx_buf.len() >= self.cfg.window as usize {
             // L761/L1004: "its buffer array may fill up leading to frame drops".
@@ -308,9 +320,11 @@ impl Service for Sr {
         self.tx_buf.push_back(TxSlot {
             payload: packet.into_bytes(),
             timer: Timer::default(),
+            queued: false,
+            sent: false,
         });
         let off = self.tx_buf.len() - 1;
-        self.send_data(now, off, true, out);
+        self.send_data(off, true, out);
     }
 
     fn handle_frame(&mut self, now: Instant, frame: Frame, out: &mut Outbox) {
@@ -328,11 +342,11 @@ impl Service for Sr {
 
     fn handle_timeout(&mut self, now: Instant, out: &mut Outbox) {
         if self.rto_timer.poll_expired(now) && !self.tx_buf.is_empty() {
-            self.send_data(now, 0, false, out);
+            self.send_data(0, false, out);
         }
         for off in 0..self.tx_buf.len() {
             if self.tx_buf[off].timer.poll_expired(now) {
-                self.send_data(now, off, false, out);
+                self.send_data(off, false, out);
             }
         }
         if self.ack_timer.poll_expired(now) {
@@ -342,6 +356,29 @@ impl Service for Sr {
             .emit();
             SentKind::Ack.count(&mut self.stats, &f);
             out.send(f);
+        }
+    }
+
+    fn handle_transmitted(&mut self, now: Instant, frame: &Frame) {
+        let Ok(ArqFrame::Data { seq, .. }) = ArqFrame::parse(frame) else {
+            return; // control frames carry no timer
+        };
+        let off = seq.wrapping_sub(self.tx_base) as usize;
+        if off >= self.tx_buf.len() {
+            return; // acknowledged while it waited in the scheduler
+        }
+        let at = now + scaled(self.cfg.rto, self.factor);
+        let slot = &mut self.tx_buf[off];
+        slot.queued = false;
+        slot.sent = true;
+        match self.cfg.timer {
+            // L735: "a retransmission timer after each transmission".
+            RetransmitTimer::PerFrame => slot.timer.set(at),
+            // the oldest frame (re)transmitted, or no timer running
+            RetransmitTimer::Oldest if off == 0 || !self.rto_timer.is_armed() => {
+                self.rto_timer.set(at)
+            }
+            RetransmitTimer::Oldest => {}
         }
     }
 

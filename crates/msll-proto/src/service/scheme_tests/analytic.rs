@@ -106,7 +106,10 @@ fn sr_m2_window_overflow_under_cbr() {
         loss.1 > 0.95 * loss.0,
         "SR/M2 losses are window-full drops: {loss:?}"
     );
-    assert!(delay > 10_000.0, "mean delay {delay} ms");
+    // Retransmission timers run from transmission (not from hand-off), which removes the spurious
+    // timeouts of frames waiting in the FIFO; the collapse remains (window-full drops above
+    // Default) and the mean delay is still several seconds on this 208 s run (7.6 s measured).
+    assert!(delay > 5_000.0, "mean delay {delay} ms");
 }
 
 #[test]
