@@ -315,9 +315,9 @@ pub enum SchemeConfig {
         rto_ms: Option<f64>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         ack_delay_ms: Option<f64>,
-        /// Per-frame timers (default, the spec's recommendation) or one timer for the oldest
-        /// frame; see `sr.rs`.
-        #[serde(default, skip_serializing_if = "is_per_frame")]
+        /// One timer for the oldest unacknowledged frame (default) or per-frame timers; see
+        /// `sr.rs`.
+        #[serde(default, skip_serializing_if = "is_oldest")]
         timer: RetransmitTimer,
     },
     /// RLP and RLP/OOS (seed004-ch4 sec. 3.6, seed004-ch5 sec. 4.5-sec. 4.6).
@@ -354,8 +354,8 @@ pub enum SchemeConfig {
     },
 }
 
-fn is_per_frame(t: &RetransmitTimer) -> bool {
-    *t == RetransmitTimer::PerFrame
+fn is_oldest(t: &RetransmitTimer) -> bool {
+    *t == RetransmitTimer::Oldest
 }
 
 fn is_zero(v: &u32) -> bool {
@@ -432,8 +432,8 @@ impl SchemeConfig {
                 if *window != default_window() {
                     l.push_str(&format!("-w{window}"));
                 }
-                if *timer == RetransmitTimer::Oldest {
-                    l.push_str("-oldest");
+                if *timer == RetransmitTimer::PerFrame {
+                    l.push_str("-per-frame");
                 }
             }
             SchemeConfig::Rlp {
@@ -531,7 +531,7 @@ impl SchemeConfig {
             window: default_window(),
             rto_ms: None,
             ack_delay_ms: None,
-            timer: RetransmitTimer::PerFrame,
+            timer: RetransmitTimer::Oldest,
         };
         let rlp = |max_naks, delivery| SchemeConfig::Rlp {
             max_naks,
