@@ -13,13 +13,23 @@
 //! the packet's transmission"). `poll_transmit` is called only when the link is free: the link's
 //! transmit-complete "interrupt" decides when a frame leaves, so the scheduler always has the backlog.
 //!
-//! With one service and the FIFO scheduler this is exactly the single-service framework that seed
-//! 004 used for all chapter 4 and 5 runs (seed004-ch5.md §1.1).
+//! With one service the scheduler degenerates to a FIFO, exactly the single-service framework that
+//! seed 004 used for all chapter 4 and 5 runs (seed004-ch5.md §1.1; sec. 6.2.3: "frames go out in
+//! exactly the same sequence and at the same times as without the scheduler").
+//!
+//! Multi-service (seed 004 ch. 6, seed004-ch6-9.md sec. 2): the classifier picks a service per
+//! packet (`classifier.rs`), each service runs unaware of the others, the scheduler stamps the
+//! 4-bit service number and shares the link by SCFQ (`scheduler.rs`), the demultiplexer strips the
+//! number and hands the frame to the peer service; frames naming no service are counted and
+//! dropped. `multi::MsllConfig` builds one from configuration.
 
 use std::collections::VecDeque;
 
+use crate::classifier::{Classifier, MAX_SERVICES};
+use crate::multi::{ratio, ServiceMetrics, TimerScaling};
 use crate::packet::Packet;
-use crate::service::{Outbox, Service, ServiceStats};
+use crate::scheduler::{Discipline, QueueStats, Scheduler};
+use crate::service::{LinkInfo, Outbox, Service, ServiceStats};
 use crate::time::{DataRate, Instant};
 use crate::wire::Frame;
 
@@ -33,42 +43,51 @@ pub struct EndpointStats {
     pub frames_transmitted: u64,
     pub bytes_transmitted: u64,
     pub frames_received: u64,
+    /// Frames the scheduler refused because a bounded queue was full.
+    pub queue_drops: u64,
+}
+
+/// What the endpoint itself counts per service, in both directions (the inputs of Table 8.1).
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+pub struct ServiceCounters {
+    /// Packets and bytes the classifier gave the service (higher-layer data transmitted).
+    pub packets_in: u64,
+    pub bytes_in: u64,
+    /// Frames and bytes of the service put on the link (link-layer data transmitted, all
+    /// overhead included).
+    pub frames_out: u64,
+    pub bytes_out: u64,
+    /// Frames of the service received from the link.
+    pub frames_received: u64,
+    /// Packets and bytes the service released towards IP.
+    pub packets_delivered: u64,
+    pub bytes_delivered: u64,
+    /// The service's scheduler queue.
+    pub queue: QueueStats,
 }
 
 struct Slot {
     service: Box<dyn Service>,
-}
-
-/// Classifier: maps an IP packet to a service number. The full heuristic and DiffServ rule sets
-/// arrive with the MSLL issue; here every packet goes to one service.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Classifier {
-    /// Every packet to this service.
-    Single(u8),
-}
-
-impl Classifier {
-    pub fn classify(&self, _packet: &Packet) -> u8 {
-        match *self {
-            Classifier::Single(s) => s,
-        }
-    }
+    counters: ServiceCounters,
 }
 
 pub struct Endpoint {
     services: Vec<Slot>,
     classifier: Classifier,
-    fifo: VecDeque<Frame>,
+    scheduler: Scheduler,
     delivered: VecDeque<Packet>,
     scratch: Outbox,
     pacing: Option<DataRate>,
     next_accept: Instant,
     stats: EndpointStats,
+    timer_scaling: TimerScaling,
+    link: Option<LinkInfo>,
 }
 
 impl Endpoint {
     /// An endpoint with the given services (service number = index, at most 16) that paces IP at
-    /// `pacing` (the nominal link rate), or not at all with `None`.
+    /// `pacing` (the nominal link rate), or not at all with `None`. The scheduler is SCFQ with
+    /// equal rates and unbounded queues; timers are left at their base values.
     ///
     /// # Panics
     /// With no services or more than 16 (a 4-bit service number).
@@ -77,61 +96,138 @@ impl Endpoint {
         classifier: Classifier,
         pacing: Option<DataRate>,
     ) -> Self {
+        let n = services.len();
+        let scheduler = Scheduler::new(Discipline::Scfq, &vec![1.0; n], None);
+        Self::with_parts(services, classifier, scheduler, pacing)
+    }
+
+    /// An endpoint from its parts. The scheduler gets a queue per service if it has fewer.
+    ///
+    /// # Panics
+    /// With no services or more than 16 (a 4-bit service number).
+    pub fn with_parts(
+        services: Vec<Box<dyn Service>>,
+        mut classifier: Classifier,
+        mut scheduler: Scheduler,
+        pacing: Option<DataRate>,
+    ) -> Self {
         assert!(
-            !services.is_empty() && services.len() <= 16,
+            !services.is_empty() && services.len() <= MAX_SERVICES,
             "1..=16 services"
         );
+        while scheduler.services() < services.len() {
+            scheduler.add_service(1.0);
+        }
+        classifier.set_services(services.len());
         Endpoint {
             services: services
                 .into_iter()
-                .map(|service| Slot { service })
+                .map(|service| Slot {
+                    service,
+                    counters: ServiceCounters::default(),
+                })
                 .collect(),
             classifier,
-            fifo: VecDeque::new(),
+            scheduler,
             delivered: VecDeque::new(),
             scratch: Outbox::default(),
             pacing,
             next_accept: Instant::ZERO,
             stats: EndpointStats::default(),
+            timer_scaling: TimerScaling::None,
+            link: None,
         }
     }
 
     /// A single-service endpoint (the chapter 4/5 configuration).
     pub fn single(service: Box<dyn Service>, pacing: Option<DataRate>) -> Self {
-        Self::new(vec![service], Classifier::Single(0), pacing)
+        Self::new(vec![service], Classifier::single(0), pacing)
     }
 
-    fn drain_scratch(&mut self, service: u8) {
+    /// The physical link, for the Table 8.1 delay estimate and throughput prediction.
+    pub fn set_link(&mut self, link: LinkInfo) {
+        self.link = Some(link);
+    }
+
+    /// Loosen every service's timers for multiplexing (seed 004 sec. 6.2.2) and keep them
+    /// loosened as rates change (heuristic 2).
+    pub fn set_timer_scaling(&mut self, scaling: TimerScaling) {
+        self.timer_scaling = scaling;
+        self.apply_timer_factors();
+    }
+
+    fn apply_timer_factors(&mut self) {
+        let n = self.services.len();
+        for i in 0..n {
+            let f = self.timer_scaling.factor(n, self.scheduler.share(i));
+            self.services[i].service.set_timer_factor(f);
+        }
+    }
+
+    /// Set r_i (the admin module's call). Under inverse-share timer scaling every service's
+    /// factor follows.
+    pub fn set_rate(&mut self, service: u8, rate: f64) {
+        self.scheduler.set_rate(service as usize, rate);
+        if self.timer_scaling == TimerScaling::InverseShare {
+            self.apply_timer_factors();
+        }
+    }
+
+    fn set_rates(&mut self, rates: &[f64]) {
+        for (i, &r) in rates.iter().enumerate() {
+            self.scheduler.set_rate(i, r);
+        }
+        if self.timer_scaling == TimerScaling::InverseShare {
+            self.apply_timer_factors();
+        }
+    }
+
+    /// Hand a service's output on: frames to the scheduler (stamped with the service number),
+    /// packets to the multiplexer.
+    fn drain_scratch(&mut self, now: Instant, service: u8) {
         for mut f in self.scratch.frames.drain(..) {
             f.set_service(service);
-            self.fifo.push_back(f);
+            if !self.scheduler.enqueue(now, service as usize, f) {
+                self.stats.queue_drops += 1;
+            }
+        }
+        let c = &mut self.services[service as usize].counters;
+        for p in &self.scratch.packets {
+            c.packets_delivered += 1;
+            c.bytes_delivered += p.len() as u64;
         }
         self.delivered.extend(self.scratch.packets.drain(..));
     }
 
     /// A packet from IP. Call only at or after `next_accept()`.
     pub fn handle_packet(&mut self, now: Instant, packet: Packet) {
-        let mut sid = self.classifier.classify(&packet);
-        if sid as usize >= self.services.len() {
-            sid = 0; // unmatched traffic goes to the default service
-        }
+        let sid = self.classifier.classify(&packet);
         let len = packet.len();
+        if let Some(rates) = self.classifier.count(now, sid, len) {
+            self.set_rates(&rates);
+        }
         let slot = &mut self.services[sid as usize];
+        slot.counters.packets_in += 1;
+        slot.counters.bytes_in += len as u64;
         if let Some(rate) = self.pacing {
+            // seed 004 sec. 6.2.1: block IP for "(packet size + fixed link-layer overhead) /
+            // link speed", the time a single-service link layer would take.
             self.next_accept = now + rate.tx_time(len + slot.service.header_overhead());
         }
         slot.service.handle_packet(now, packet, &mut self.scratch);
-        self.drain_scratch(sid);
+        self.drain_scratch(now, sid);
     }
 
     /// A frame from the link (any bytes: malformed frames are counted and dropped).
     pub fn handle_frame(&mut self, now: Instant, frame: Frame) {
         self.stats.frames_received += 1;
+        // The demultiplexer: the service number picks the peer service (seed 004 sec. 6.2.4).
         let sid = frame.service() as usize;
         match self.services.get_mut(sid) {
             Some(slot) => {
+                slot.counters.frames_received += 1;
                 slot.service.handle_frame(now, frame, &mut self.scratch);
-                self.drain_scratch(sid as u8);
+                self.drain_scratch(now, sid as u8);
             }
             None => self.stats.unknown_service += 1,
         }
@@ -147,22 +243,29 @@ impl Endpoint {
                 self.services[sid]
                     .service
                     .handle_timeout(now, &mut self.scratch);
-                self.drain_scratch(sid as u8);
+                self.drain_scratch(now, sid as u8);
             }
         }
     }
 
-    /// The next frame to put on the link; call only when the link is free.
-    pub fn poll_transmit(&mut self, _now: Instant) -> Option<Frame> {
-        let f = self.fifo.pop_front()?;
+    /// The next frame to put on the link; call only when the link is free (the scheduler is
+    /// non-preemptive: the link's transmit-complete decides when the next frame is chosen).
+    pub fn poll_transmit(&mut self, now: Instant) -> Option<Frame> {
+        let (sid, f) = self.scheduler.dequeue(now)?;
         self.stats.frames_transmitted += 1;
         self.stats.bytes_transmitted += f.len() as u64;
+        let slot = &mut self.services[sid];
+        slot.counters.frames_out += 1;
+        slot.counters.bytes_out += f.len() as u64;
+        // The transmit "interrupt": timers that run from transmission start (see
+        // `Service::handle_transmitted`) start now, not while the frame waited in its queue.
+        slot.service.handle_transmitted(now, &f);
         Some(f)
     }
 
     /// True if a frame is waiting for the link.
     pub fn has_backlog(&self) -> bool {
-        !self.fifo.is_empty()
+        !self.scheduler.is_empty()
     }
 
     pub fn poll_deliver(&mut self) -> Option<Packet> {
@@ -186,6 +289,11 @@ impl Endpoint {
         self.stats
     }
 
+    /// Number of services.
+    pub fn services(&self) -> usize {
+        self.services.len()
+    }
+
     pub fn service_stats(&self) -> Vec<ServiceStats> {
         self.services.iter().map(|s| s.service.stats()).collect()
     }
@@ -194,6 +302,55 @@ impl Endpoint {
         self.services.iter().map(|s| s.service.name()).collect()
     }
 
+    /// The endpoint's own per-service counters (classifier, scheduler and multiplexer side).
+    pub fn service_counters(&self) -> Vec<ServiceCounters> {
+        self.services
+            .iter()
+            .enumerate()
+            .map(|(i, s)| ServiceCounters {
+                queue: self.scheduler.stats(i),
+                ..s.counters
+            })
+            .collect()
+    }
+
+    /// r_i / sum r_j for every service.
+    pub fn shares(&self) -> Vec<f64> {
+        (0..self.services.len())
+            .map(|i| self.scheduler.share(i))
+            .collect()
+    }
+
+    pub fn classifier(&self) -> &Classifier {
+        &self.classifier
+    }
+
+    pub fn scheduler(&self) -> &Scheduler {
+        &self.scheduler
+    }
+
+    /// Table 8.1 metrics as this endpoint alone can estimate them: goodput from what it sent,
+    /// residual loss from what its services gave up on when receiving (a service that detects no
+    /// loss, such as Default, reports 0; `ServiceMetrics::from_ends` uses both ends instead), delay
+    /// from the link and the retransmission rate. Empty without `set_link`.
+    pub fn service_metrics(&self) -> Vec<ServiceMetrics> {
+        let Some(link) = self.link else {
+            return Vec::new();
+        };
+        self.service_counters()
+            .iter()
+            .zip(self.services.iter())
+            .enumerate()
+            .map(|(i, (c, s))| {
+                let st = s.service.stats();
+                let g = ratio(c.bytes_in, c.bytes_out);
+                let l = ratio(st.give_ups, st.give_ups + c.packets_delivered);
+                ServiceMetrics::assemble(g, l, c, &st, &link, self.scheduler.share(i))
+            })
+            .collect()
+    }
+
+    /// Set one service's timer factor directly (overrides the scaling until the next change).
     pub fn set_timer_factor(&mut self, service: u8, factor: f64) {
         if let Some(s) = self.services.get_mut(service as usize) {
             s.service.set_timer_factor(factor);

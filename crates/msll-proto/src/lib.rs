@@ -16,7 +16,7 @@
 //!          [Default][SR/M2][RLP/OOS][Snoop]...   same objects, both directions
 //!             |  |  |   Outbox::send(frame)            |  |  |  handle_frame(now, frame)
 //!          +----------------------+               +--------------+
-//!          | scheduler (FIFO/SCFQ)|               | Demultiplexer|
+//!          | scheduler (SCFQ/FIFO)|               | Demultiplexer|
 //!          +----------------------+               +--------------+
 //!                 | poll_transmit(now)  (link free)        ^
 //!                 v                                        |
@@ -24,16 +24,22 @@
 //! ```
 #![forbid(unsafe_code)]
 
+pub mod classifier;
 pub mod endpoint;
+pub mod multi;
 pub mod packet;
+pub mod scheduler;
 pub mod service;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 pub mod time;
 pub mod wire;
 
-pub use endpoint::Endpoint;
+pub use classifier::{Classifier, ClassifierConfig};
+pub use endpoint::{Endpoint, ServiceCounters};
+pub use multi::{MsllConfig, ServiceMetrics, TimerScaling};
 pub use packet::Packet;
+pub use scheduler::{Discipline, Scheduler};
 pub use service::{LinkInfo, Outbox, Role, SchemeConfig, Service, ServiceStats};
 pub use time::{DataRate, Duration, Instant, Timer};
 pub use wire::Frame;

@@ -9,7 +9,8 @@
 //! Each direction is a simplex link: frames wait in a FIFO (the single-service FIFO scheduler of
 //! seed004-ch5 sec. 1.1), are serialised one at a time at the link rate, then arrive after the one-way
 //! delay, unless the loss rule drops them (a dropped frame still uses its airtime, as in ns-2's
-//! error model). `step` advances virtual time to the next event. Frames are re-read from their
+//! error model). Each frame starting transmission is reported to its service
+//! (`Service::handle_transmitted`), as `Endpoint::poll_transmit` does. `step` advances virtual time to the next event. Frames are re-read from their
 //! bytes with a non-zero service nibble, so schemes are tested on wire input and must ignore that
 //! nibble.
 
@@ -156,6 +157,14 @@ impl Pair {
             return;
         };
         f.set_service(PAIR_SERVICE);
+        // The transmit "interrupt": timers that run from transmission start now.
+        let now = self.now;
+        if side == 0 {
+            self.a.handle_transmitted(now, &f);
+        } else {
+            self.b.handle_transmitted(now, &f);
+        }
+        let w = &mut self.wires[side];
         let index = w.sent;
         w.sent += 1;
         let end = self.now + self.rate.tx_time(f.len());

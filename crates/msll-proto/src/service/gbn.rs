@@ -10,9 +10,16 @@
 //! "Each timeout causes the scheme to restart from the earliest buffered frame" (L735). The thesis
 //! says a timer is set "after each transmission"; restarting one timer on every new frame would let
 //! a steady flow postpone the timeout of a lost base frame indefinitely, so this implementation
-//! keeps one timer for the oldest outstanding frame: armed when a frame is sent and none is armed,
-//! re-armed when an ACK advances the window or after a go-back (seed004-ch4 sec. 3.2 [inferred]: "one
-//! timer for the oldest outstanding frame is sufficient").
+//! keeps one timer for the oldest outstanding frame: armed when a data frame starts transmission and
+//! none is armed, re-armed when the oldest frame is retransmitted (a go-back) or when an ACK advances
+//! the window (seed004-ch4 sec. 3.2 [inferred]: "one timer for the oldest outstanding frame is
+//! sufficient").
+//!
+//! The timer runs from the moment a frame starts transmission (`Service::handle_transmitted`), not
+//! from its hand-off to the scheduler: FIFO waiting is not link round trip (see the trait doc). At
+//! most one copy of a frame waits in the scheduler; a go-back re-queues only the outstanding frames
+//! that have no copy waiting (a copy still waiting goes out anyway, possibly ahead of the re-queued
+//! earlier frames; the receiver then discards it and the next timeout resends it in order).
 
 use std::collections::VecDeque;
 
@@ -51,11 +58,19 @@ impl GbnConfig {
     }
 }
 
+struct TxSlot {
+    payload: Bytes,
+    /// A copy was handed to the scheduler and has not started transmission yet.
+    queued: bool,
+    /// A copy has started transmission at least once.
+    sent: bool,
+}
+
 pub struct Gbn {
     cfg: GbnConfig,
     factor: f64,
     tx_base: u8,
-    tx_buf: VecDeque<Bytes>,
+    tx_buf: VecDeque<TxSlot>,
     rto_timer: Timer,
     rx_expected: u8,
     ack_timer: Timer,
@@ -87,8 +102,13 @@ impl Gbn {
         &self.cfg
     }
 
+    /// Hand frame `off` of the window to the scheduler, unless a copy is already waiting there.
     fn send_data(&mut self, off: usize, first: bool, out: &mut Outbox) {
-        let payload = self.tx_buf[off].clone();
+        if self.tx_buf[off].queued {
+            return;
+        }
+        self.tx_buf[off].queued = true;
+        let payload = self.tx_buf[off].payload.clone();
         let plen = payload.len();
         let f = ArqFrame::Data {
             seq: self.tx_base.wrapping_add(off as u8),
@@ -113,26 +133,28 @@ impl Gbn {
         }
         self.tx_buf.drain(..k);
         self.tx_base = ack;
-        if self.tx_buf.is_empty() {
-            self.rto_timer.cancel();
-        } else {
+        if !self.tx_buf.is_empty() && self.tx_buf[0].sent && !self.tx_buf[0].queued {
             self.rto_timer.set(now + scaled(self.cfg.rto, self.factor));
+        } else {
+            // empty, or the new oldest frame has not left yet: armed at its transmission
+            self.rto_timer.cancel();
         }
     }
 }
 
 impl Service for Gbn {
-    fn handle_packet(&mut self, now: Instant, packet: Packet, out: &mut Outbox) {
+    fn handle_packet(&mut self, _now: Instant, packet: Packet, out: &mut Outbox) {
         self.stats.packets_in += 1;
         if self.tx_buf.len() >= self.cfg.window as usize {
             self.stats.packets_dropped += 1; // L761: full buffer array drops frames
             return;
         }
-        self.tx_buf.push_back(packet.into_bytes());
+        self.tx_buf.push_back(TxSlot {
+            payload: packet.into_bytes(),
+            queued: false,
+            sent: false,
+        });
         self.send_data(self.tx_buf.len() - 1, true, out);
-        if !self.rto_timer.is_armed() {
-            self.rto_timer.set(now + scaled(self.cfg.rto, self.factor));
-        }
     }
 
     fn handle_frame(&mut self, now: Instant, frame: Frame, out: &mut Outbox) {
@@ -165,10 +187,10 @@ impl Service for Gbn {
     fn handle_timeout(&mut self, now: Instant, out: &mut Outbox) {
         if self.rto_timer.poll_expired(now) && !self.tx_buf.is_empty() {
             // L735: "restart from the earliest buffered frame": resend everything outstanding.
+            // The timer restarts when the oldest frame's copy starts transmission.
             for off in 0..self.tx_buf.len() {
                 self.send_data(off, false, out);
             }
-            self.rto_timer.set(now + scaled(self.cfg.rto, self.factor));
         }
         if self.ack_timer.poll_expired(now) {
             let f = ArqFrame::Ack {
@@ -177,6 +199,21 @@ impl Service for Gbn {
             .emit();
             SentKind::Ack.count(&mut self.stats, &f);
             out.send(f);
+        }
+    }
+
+    fn handle_transmitted(&mut self, now: Instant, frame: &Frame) {
+        let Ok(ArqFrame::Data { seq, .. }) = ArqFrame::parse(frame) else {
+            return;
+        };
+        let off = seq.wrapping_sub(self.tx_base) as usize;
+        if off >= self.tx_buf.len() {
+            return; // acknowledged while it waited in the scheduler
+        }
+        self.tx_buf[off].queued = false;
+        self.tx_buf[off].sent = true;
+        if off == 0 || !self.rto_timer.is_armed() {
+            self.rto_timer.set(now + scaled(self.cfg.rto, self.factor));
         }
     }
 

@@ -9,6 +9,8 @@
 //!   the demultiplexer, service number already irrelevant) and `handle_timeout`;
 //! - outputs leave through the `Outbox` passed to every input: frames to the scheduler, packets to
 //!   the multiplexer (towards IP);
+//! - when a frame actually starts transmission the driver reports it with `handle_transmitted`
+//!   (retransmission, NAK, keepalive and XOR/Ad timers start there, not at hand-off);
 //! - after any input the driver re-reads `poll_timeout`. `handle_timeout` is harmless when called
 //!   early or twice, so drivers never need to cancel wake-ups.
 //!
@@ -42,6 +44,21 @@ pub trait Service: Send {
     fn handle_timeout(&mut self, now: Instant, out: &mut Outbox);
     /// The earliest instant at which `handle_timeout` must be called.
     fn poll_timeout(&self) -> Option<Instant>;
+    /// `frame`, which this service handed to the scheduler earlier, starts transmission on the
+    /// link now (the "transmit" interrupt). Drivers must call it exactly once for every frame they
+    /// put on the link, in link order, before re-reading `poll_timeout` (`Endpoint::poll_transmit`
+    /// does; so does `testing::Pair`). The service number nibble may be set. A frame that a
+    /// bounded scheduler queue drops must be reported as well, when it is dropped (it is then
+    /// simply lost on the air): GBN, SR and RLP keep at most one copy of a frame in the scheduler
+    /// and wait for this report before they resend it.
+    ///
+    /// Why: a timer that the seeds start "after each transmission" (seed004-ch4 sec. 3.2, L735;
+    /// XOR/Ad L996; RLP NAK and keepalive timers, L755-L759) must not run while the frame waits
+    /// in the scheduler FIFO. With TCP over Cellular the FIFO holds about 20 frames (over 500 ms)
+    /// ahead of a new frame, more than the 461 ms RTO, and timers started at hand-off caused
+    /// spurious retransmissions that fed the FIFO further (throughput collapse). Services with
+    /// such timers therefore arm them here; the default ignores the report.
+    fn handle_transmitted(&mut self, _now: Instant, _frame: &Frame) {}
     /// Multiply every base timeout (n services, or 1/r_i; seed 004 ch. 6). Default: ignore.
     fn set_timer_factor(&mut self, _factor: f64) {}
     /// Counters for results and the daemon's stats command.
@@ -298,9 +315,9 @@ pub enum SchemeConfig {
         rto_ms: Option<f64>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         ack_delay_ms: Option<f64>,
-        /// Per-frame timers (default, the spec's recommendation) or one timer for the oldest
-        /// frame; see `sr.rs`.
-        #[serde(default, skip_serializing_if = "is_per_frame")]
+        /// One timer for the oldest unacknowledged frame (default) or per-frame timers; see
+        /// `sr.rs`.
+        #[serde(default, skip_serializing_if = "is_oldest")]
         timer: RetransmitTimer,
     },
     /// RLP and RLP/OOS (seed004-ch4 sec. 3.6, seed004-ch5 sec. 4.5-sec. 4.6).
@@ -337,8 +354,8 @@ pub enum SchemeConfig {
     },
 }
 
-fn is_per_frame(t: &RetransmitTimer) -> bool {
-    *t == RetransmitTimer::PerFrame
+fn is_oldest(t: &RetransmitTimer) -> bool {
+    *t == RetransmitTimer::Oldest
 }
 
 fn is_zero(v: &u32) -> bool {
@@ -415,8 +432,8 @@ impl SchemeConfig {
                 if *window != default_window() {
                     l.push_str(&format!("-w{window}"));
                 }
-                if *timer == RetransmitTimer::Oldest {
-                    l.push_str("-oldest");
+                if *timer == RetransmitTimer::PerFrame {
+                    l.push_str("-per-frame");
                 }
             }
             SchemeConfig::Rlp {
@@ -514,7 +531,7 @@ impl SchemeConfig {
             window: default_window(),
             rto_ms: None,
             ack_delay_ms: None,
-            timer: RetransmitTimer::PerFrame,
+            timer: RetransmitTimer::Oldest,
         };
         let rlp = |max_naks, delivery| SchemeConfig::Rlp {
             max_naks,
@@ -650,6 +667,9 @@ mod tests {
             let mut out = Outbox::default();
             one.handle_packet(Instant::ZERO, numbered(0, 100), &mut out);
             two.handle_packet(Instant::ZERO, numbered(0, 100), &mut out);
+            // timers start when the frame starts transmission
+            one.handle_transmitted(Instant::ZERO, &out.frames[0]);
+            two.handle_transmitted(Instant::ZERO, &out.frames[1]);
             let (a, b) = (one.poll_timeout().unwrap(), two.poll_timeout().unwrap());
             assert_eq!(b.as_nanos(), 2 * a.as_nanos(), "{name}");
         }

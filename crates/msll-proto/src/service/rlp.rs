@@ -24,6 +24,13 @@
 //! Both add to `ServiceStats::protocol_errors` and `ServiceStats::buffer_overruns`;
 //! [`Rlp::buffer_overruns`] gives the split.
 //!
+//! Timers start at transmission (`Service::handle_transmitted`), not at hand-off to the scheduler:
+//! the keepalive period counts from the transmission of the last new data frame and a keepalive
+//! names the highest sequence number actually transmitted (a keepalive naming frames still waiting
+//! in the FIFO would make the receiver NAK frames that are not lost); a NAK timer counts from the
+//! transmission of its NAK (L759: "when a negative acknowledgment is sent, a timer is set").
+//! A NAK for a frame whose retransmission still waits in the scheduler sends nothing more.
+//!
 //! Old/new classification: the link is FIFO, so a frame ahead of the highest sequence number seen
 //! (by less than 128) is new, anything else is a retransmission or a duplicate.
 
@@ -110,7 +117,12 @@ pub struct Rlp {
     factor: f64,
     // sender
     tx_next: u8,
-    tx_buf: VecDeque<Bytes>,
+    /// The last `buffer` frames: payload, and whether a copy waits in the scheduler.
+    tx_buf: VecDeque<(Bytes, bool)>,
+    /// Next sequence number to start its first transmission (new frames leave in order).
+    tx_sent_next: u8,
+    /// At least one data frame has started transmission.
+    tx_any_sent: bool,
     ka_timer: Timer,
     idle_keepalives: u32,
     // receiver
@@ -140,6 +152,8 @@ impl Rlp {
             factor: 1.0,
             tx_next: 0,
             tx_buf: VecDeque::new(),
+            tx_sent_next: 0,
+            tx_any_sent: false,
             ka_timer: Timer::default(),
             idle_keepalives: 0,
             rx_expected: 0,
@@ -178,7 +192,12 @@ impl Rlp {
             self.stats.buffer_overruns += 1;
             return;
         }
-        let payload = self.tx_buf[self.tx_buf.len() - back].clone();
+        let i = self.tx_buf.len() - back;
+        if self.tx_buf[i].1 {
+            return; // a copy still waits in the scheduler: it answers this NAK
+        }
+        self.tx_buf[i].1 = true;
+        let payload = self.tx_buf[i].0.clone();
         // L759: "buffered frames are retransmitted when they are negatively acknowledged";
         // retransmissions join the FIFO tail like new frames (AMB-6).
         self.send(
@@ -196,16 +215,16 @@ impl Rlp {
 
     /// Send the next NAK for the missing frame at offset `off`, or give it up if the limit is
     /// reached. Returns true if it was given up.
-    fn nak_or_give_up(&mut self, now: Instant, off: usize, out: &mut Outbox) -> bool {
-        let t = now + self.nak_timeout();
+    fn nak_or_give_up(&mut self, _now: Instant, off: usize, out: &mut Outbox) -> bool {
         let max = self.cfg.max_naks;
         let Slot::Missing { naks, timer } = &mut self.rx[off] else {
             return false;
         };
         if *naks < max {
-            // L759: "When a negative acknowledgment is sent, a timer is set at the receiver".
+            // L759: "When a negative acknowledgment is sent, a timer is set at the receiver":
+            // armed in `handle_transmitted` when this NAK leaves.
             *naks += 1;
-            timer.set(t);
+            timer.cancel();
             let seq = self.rx_expected.wrapping_add(off as u8);
             self.send(SentKind::Nak, RlpFrame::Nak { seq }, out);
             false
@@ -356,7 +375,7 @@ impl Rlp {
 }
 
 impl Service for Rlp {
-    fn handle_packet(&mut self, now: Instant, packet: Packet, out: &mut Outbox) {
+    fn handle_packet(&mut self, _now: Instant, packet: Packet, out: &mut Outbox) {
         self.stats.packets_in += 1;
         let seq = self.tx_next;
         self.tx_next = self.tx_next.wrapping_add(1);
@@ -366,12 +385,9 @@ impl Service for Rlp {
         if self.tx_buf.len() == self.cfg.buffer as usize {
             self.tx_buf.pop_front();
         }
-        self.tx_buf.push_back(payload.clone());
+        self.tx_buf.push_back((payload.clone(), true));
         let plen = payload.len();
         self.send(SentKind::Data(plen), RlpFrame::Data { seq, payload }, out);
-        self.idle_keepalives = 0;
-        self.ka_timer
-            .set(now + scaled(self.cfg.keepalive, self.factor));
     }
 
     fn handle_frame(&mut self, now: Instant, frame: Frame, out: &mut Outbox) {
@@ -385,8 +401,9 @@ impl Service for Rlp {
     }
 
     fn handle_timeout(&mut self, now: Instant, out: &mut Outbox) {
-        if self.ka_timer.poll_expired(now) && !self.tx_buf.is_empty() {
-            let highest = self.tx_next.wrapping_sub(1);
+        if self.ka_timer.poll_expired(now) && self.tx_any_sent {
+            // AMB-5: the highest sequence number transmitted so far.
+            let highest = self.tx_sent_next.wrapping_sub(1);
             self.send(SentKind::Keepalive, RlpFrame::Keepalive { highest }, out);
             self.idle_keepalives += 1;
             let max = self.cfg.max_idle_keepalives;
@@ -409,6 +426,36 @@ impl Service for Rlp {
             // L759: give up and release "all subsequent frames that have been received in
             // sequence to higher layers, making the 'hole' in the sequence space visible".
             self.advance(out);
+        }
+    }
+
+    fn handle_transmitted(&mut self, now: Instant, frame: &Frame) {
+        match RlpFrame::parse(frame) {
+            Ok(RlpFrame::Data { seq, .. }) => {
+                let back = self.tx_next.wrapping_sub(seq) as usize;
+                if (1..=self.tx_buf.len()).contains(&back) {
+                    let i = self.tx_buf.len() - back;
+                    self.tx_buf[i].1 = false;
+                }
+                if seq == self.tx_sent_next && back >= 1 {
+                    // A first transmission: the idle period restarts (L755).
+                    self.tx_sent_next = self.tx_sent_next.wrapping_add(1);
+                    self.tx_any_sent = true;
+                    self.idle_keepalives = 0;
+                    self.ka_timer
+                        .set(now + scaled(self.cfg.keepalive, self.factor));
+                }
+            }
+            Ok(RlpFrame::Nak { seq }) => {
+                let off = seq.wrapping_sub(self.rx_expected) as usize;
+                let t = now + self.nak_timeout();
+                if let Some(Slot::Missing { timer, .. }) =
+                    self.rx.get_mut(off).filter(|_| off < self.rx_span)
+                {
+                    timer.set(t);
+                }
+            }
+            _ => {}
         }
     }
 

@@ -14,18 +14,27 @@
 //! no retry limit.
 //!
 //! Timers ([`RetransmitTimer`]; seed004-ch4 sec. 3.3 and sec. 7 item 4: "retransmit only the timed-out
-//! frame"):
-//! * `PerFrame` (default, the spec's recommendation): every transmission arms that frame's timer
-//!   ("the sender sets a retransmission timer after each transmission", L735). ACKs are cumulative
-//!   only, so the sender cannot tell frames the receiver holds out of sequence from lost ones:
-//!   while a hole pins the window every held frame times out and is resent each RTO. Under TCP's
-//!   window this costs a few spurious retransmissions; under a CBR source on a loaded link it fills
-//!   the FIFO faster than it drains, which is the collapse seed 004 reports for SR/M2 in Figs
-//!   5.2/5.3 (losses above Default from window-full drops, delays of tens of seconds).
-//! * `Oldest`: GBN's single timer for the oldest unacknowledged frame (SR "extends GBN", L741),
-//!   re-armed when the cumulative ACK advances or that frame is resent; expiry resends only that
-//!   frame. Holes above the base are left to NAKs (SR/M1, SR/M2): "timeouts are still required
-//!   for the cases where negative acknowledgments themselves are lost" (L741). Bounded load.
+//! frame") start when the frame starts transmission on the link (`Service::handle_transmitted`),
+//! not when it is handed to the scheduler: "the sender sets a retransmission timer after each
+//! transmission" (L735), and time spent in the FIFO behind other frames is not link round trip.
+//! At most one copy of a frame waits in the scheduler: a timeout or NAK for a frame whose copy is
+//! still queued sends nothing (that copy will serve it), so the FIFO never holds more than the
+//! window and a backlog cannot feed itself.
+//! * `Oldest` (default): GBN's single timer for the oldest unacknowledged frame (SR "extends GBN",
+//!   L741; seed004-ch4 sec. 3.3 "Sender: as GBN, except ... retransmit only that frame"), re-armed
+//!   when the cumulative ACK advances or that frame is resent; expiry resends only that frame.
+//!   Holes above the base are left to NAKs (SR/M1, SR/M2): "timeouts are still required for the
+//!   cases where negative acknowledgments themselves are lost" (L741). Frames the receiver already
+//!   holds are never resent ("the receiver buffer allows the sender to avoid retransmitting frames
+//!   that have already been received", L739).
+//! * `PerFrame` (option, the spec's sec. 3.3 [inferred] reading): every transmission arms that
+//!   frame's timer. ACKs are cumulative only, so the sender cannot tell frames the receiver holds
+//!   out of sequence from lost ones: while a hole pins the window every held frame times out and
+//!   is resent each RTO. Measured with FTP over TCP (docs/schemes.md) this resends about 1.5
+//!   (Cellular) to 3 (WLAN) frames per data frame, keeps SR/M2 10-35% below the seed004-ch4 sec. 8
+//!   ceilings and below RLP everywhere, against C17/C20/C30; the oldest-frame timer reaches the
+//!   ceilings (WLAN 1.98 / 1.87 Mbit/s at levels 1 / 4). Under a continuous CBR source on a loaded
+//!   Cellular link per-frame SR/M2 still overflows its window (Figs 5.2/5.3 mechanism).
 //!
 //! Receiver: buffers out-of-sequence frames in a window of the same size and releases them in
 //! sequence; acknowledgments are cumulative "next expected" (seed004-ch4 sec. 7 item 3), piggy-backed on
@@ -67,9 +76,9 @@ pub enum NakPolicy {
 #[serde(rename_all = "kebab-case")]
 pub enum RetransmitTimer {
     /// One timer per outstanding frame, armed at each (re)transmission.
-    #[default]
     PerFrame,
-    /// One timer, for the oldest unacknowledged frame.
+    /// One timer, for the oldest unacknowledged frame (the default).
+    #[default]
     Oldest,
 }
 
@@ -96,7 +105,7 @@ impl SrConfig {
             window: MAX_WINDOW,
             rto: link.frame_rtt(ARQ_DATA_HEADER).saturating_mul(2),
             ack_delay: link.rate.tx_time(link.frame_payload + ARQ_DATA_HEADER),
-            timer: RetransmitTimer::PerFrame,
+            timer: RetransmitTimer::Oldest,
         }
     }
 }
@@ -110,8 +119,12 @@ struct RxSlot {
 
 struct TxSlot {
     payload: Bytes,
-    /// `RetransmitTimer::PerFrame`: this frame's timer.
+    /// `RetransmitTimer::PerFrame`: this frame's timer, armed when a copy starts transmission.
     timer: Timer,
+    /// A copy was handed to the scheduler and has not started transmission yet.
+    queued: bool,
+    /// A copy has started transmission at least once.
+    sent: bool,
 }
 
 /// One end of a Selective Repeat link (both sender and receiver: full duplex, L737).
@@ -162,17 +175,14 @@ impl Sr {
         &self.cfg
     }
 
-    fn send_data(&mut self, now: Instant, off: usize, first: bool, out: &mut Outbox) {
+    /// Hand frame `off` of the window to the scheduler, unless a copy is already waiting there.
+    /// Its timer starts in `handle_transmitted`.
+    fn send_data(&mut self, off: usize, first: bool, out: &mut Outbox) {
         let seq = self.tx_base.wrapping_add(off as u8);
-        let at = now + scaled(self.cfg.rto, self.factor);
-        match self.cfg.timer {
-            RetransmitTimer::PerFrame => self.tx_buf[off].timer.set(at),
-            // the oldest frame was (re)sent, or the window was empty
-            RetransmitTimer::Oldest if off == 0 || !self.rto_timer.is_armed() => {
-                self.rto_timer.set(at)
-            }
-            RetransmitTimer::Oldest => {}
+        if self.tx_buf[off].queued {
+            return;
         }
+        self.tx_buf[off].queued = true;
         let payload = self.tx_buf[off].payload.clone();
         let plen = payload.len();
         let f = ArqFrame::Data {
@@ -212,7 +222,13 @@ impl Sr {
         if self.tx_buf.is_empty() {
             self.rto_timer.cancel();
         } else if self.cfg.timer == RetransmitTimer::Oldest {
-            self.rto_timer.set(now + scaled(self.cfg.rto, self.factor));
+            // The new oldest frame's timer: from now if it has left and no copy waits, else from
+            // its next transmission.
+            if self.tx_buf[0].sent && !self.tx_buf[0].queued {
+                self.rto_timer.set(now + scaled(self.cfg.rto, self.factor));
+            } else {
+                self.rto_timer.cancel();
+            }
         }
     }
 
@@ -225,7 +241,7 @@ impl Sr {
         let off = seq.wrapping_sub(self.tx_base) as usize;
         if off < self.tx_buf.len() {
             // L741: "the sender can retransmit negatively acknowledged frames immediately".
-            self.send_data(now, off, false, out);
+            self.send_data(off, false, out);
         }
     }
 
@@ -298,7 +314,7 @@ impl Sr {
 }
 
 impl Service for Sr {
-    fn handle_packet(&mut self, now: Instant, packet: Packet, out: &mut Outbox) {
+    fn handle_packet(&mut self, _now: Instant, packet: Packet, out: &mut Outbox) {
         self.stats.packets_in += 1;
         if self.tx_buf.len() >= self.cfg.window as usize {
             // L761/L1004: "its buffer array may fill up leading to frame drops".
@@ -308,9 +324,11 @@ impl Service for Sr {
         self.tx_buf.push_back(TxSlot {
             payload: packet.into_bytes(),
             timer: Timer::default(),
+            queued: false,
+            sent: false,
         });
         let off = self.tx_buf.len() - 1;
-        self.send_data(now, off, true, out);
+        self.send_data(off, true, out);
     }
 
     fn handle_frame(&mut self, now: Instant, frame: Frame, out: &mut Outbox) {
@@ -328,11 +346,11 @@ impl Service for Sr {
 
     fn handle_timeout(&mut self, now: Instant, out: &mut Outbox) {
         if self.rto_timer.poll_expired(now) && !self.tx_buf.is_empty() {
-            self.send_data(now, 0, false, out);
+            self.send_data(0, false, out);
         }
         for off in 0..self.tx_buf.len() {
             if self.tx_buf[off].timer.poll_expired(now) {
-                self.send_data(now, off, false, out);
+                self.send_data(off, false, out);
             }
         }
         if self.ack_timer.poll_expired(now) {
@@ -342,6 +360,29 @@ impl Service for Sr {
             .emit();
             SentKind::Ack.count(&mut self.stats, &f);
             out.send(f);
+        }
+    }
+
+    fn handle_transmitted(&mut self, now: Instant, frame: &Frame) {
+        let Ok(ArqFrame::Data { seq, .. }) = ArqFrame::parse(frame) else {
+            return; // control frames carry no timer
+        };
+        let off = seq.wrapping_sub(self.tx_base) as usize;
+        if off >= self.tx_buf.len() {
+            return; // acknowledged while it waited in the scheduler
+        }
+        let at = now + scaled(self.cfg.rto, self.factor);
+        let slot = &mut self.tx_buf[off];
+        slot.queued = false;
+        slot.sent = true;
+        match self.cfg.timer {
+            // L735: "a retransmission timer after each transmission".
+            RetransmitTimer::PerFrame => slot.timer.set(at),
+            // the oldest frame (re)transmitted, or no timer running
+            RetransmitTimer::Oldest if off == 0 || !self.rto_timer.is_armed() => {
+                self.rto_timer.set(at)
+            }
+            RetransmitTimer::Oldest => {}
         }
     }
 

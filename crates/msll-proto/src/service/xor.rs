@@ -221,7 +221,7 @@ impl Xor {
 }
 
 impl Service for Xor {
-    fn handle_packet(&mut self, now: Instant, packet: Packet, out: &mut Outbox) {
+    fn handle_packet(&mut self, _now: Instant, packet: Packet, out: &mut Outbox) {
         self.stats.packets_in += 1;
         let payload = packet.into_bytes();
         self.tx_parity.add(&payload);
@@ -237,11 +237,8 @@ impl Service for Xor {
         self.tx_count += 1;
         if self.tx_count == self.cfg.block {
             self.send_parity(out);
-        } else if let Some(t) = self.cfg.idle_timeout {
-            // L996: "after each data frame is transmitted, a timer is (re)started"; started when the
-            // frame is handed to the link (seed004-ch5 sec. 4.3, minor ambiguity).
-            self.idle_timer.set(now + scaled(t, self.factor));
         }
+        // XOR/Ad's idle timer starts in `handle_transmitted`.
     }
 
     fn handle_frame(&mut self, _now: Instant, frame: Frame, out: &mut Outbox) {
@@ -266,6 +263,20 @@ impl Service for Xor {
         if self.idle_timer.poll_expired(now) && self.tx_count > 0 {
             // XOR/Ad: the source went silent; close the block "prematurely" (L996).
             self.send_parity(out);
+        }
+    }
+
+    fn handle_transmitted(&mut self, now: Instant, frame: &Frame) {
+        // L996: "after each data frame is transmitted, a timer is (re)started" (seed004-ch5 sec.
+        // 4.3): from the start of the transmission of a data frame of the open block, so time in
+        // the scheduler FIFO does not close a block early.
+        let Some(t) = self.cfg.idle_timeout else {
+            return;
+        };
+        if let Ok(XorFrame::Data { block, index, .. }) = XorFrame::parse(frame) {
+            if block == self.tx_block && index < self.tx_count {
+                self.idle_timer.set(now + scaled(t, self.factor));
+            }
         }
     }
 

@@ -3,5 +3,6 @@
 //! `poll_timeout` tells the engine when to call again.
 
 pub mod conference;
+pub mod http_dist;
 
 pub use conference::{OnOffSource, UdpSink};

@@ -255,3 +255,52 @@ fn gbn_ack_restarts_timer_for_remaining_frames() {
     feed(&mut tx, ms(260), ArqFrame::Ack { ack: 2 }.emit());
     assert_eq!(tx.poll_timeout(), None);
 }
+
+#[test]
+fn timers_start_at_transmission_and_one_copy_waits() {
+    // seed004-ch4 sec. 3.2 (L735): the retransmission timer is set "after each transmission". A
+    // frame waiting in the scheduler FIFO has no timer running, and a NAK or timeout for a frame
+    // whose copy still waits sends nothing more (the FTP-over-Cellular collapse, docs/schemes.md).
+    for timer in [RetransmitTimer::PerFrame, RetransmitTimer::Oldest] {
+        let mut tx = sr_timer(NakPolicy::PerFrame, timer);
+        let q: Vec<Outbox> = (0..3)
+            .map(|i| send_queued(&mut tx, ms(0), numbered(i, 8)))
+            .collect();
+        assert_eq!(tx.poll_timeout(), None, "{timer:?}: nothing has left yet");
+        // frame 0 leaves at 600 ms (after a backlog longer than the 400 ms RTO)
+        transmitted(&mut tx, ms(600), &q[0]);
+        assert_eq!(tx.poll_timeout(), Some(ms(1000)), "{timer:?}");
+        // NAK(1) while frame 1's first copy still waits: no second copy
+        assert!(feed_queued(&mut tx, ms(620), ArqFrame::Nak { seq: 1 }.emit()).is_empty());
+        transmitted(&mut tx, ms(630), &q[1]);
+        transmitted(&mut tx, ms(660), &q[2]);
+        // frame 0 times out at 1000 ms: one copy queued; a second expiry cannot add another
+        let o = timeout_queued(&mut tx, ms(1000));
+        assert!(matches!(parsed(&o)[..], [ArqFrame::Data { seq: 0, .. }]));
+        if timer == RetransmitTimer::PerFrame {
+            // frames 1 and 2 time out too (cumulative ACKs only)
+            assert_eq!(timeout_queued(&mut tx, ms(1060)).frames.len(), 2);
+        }
+        assert!(timeout_queued(&mut tx, ms(5000)).is_empty(), "{timer:?}");
+        assert_eq!(tx.poll_timeout(), None, "{timer:?}: all copies wait");
+        // the copy of 0 leaves at 5 s: its timer restarts from there
+        transmitted(&mut tx, ms(5000), &o);
+        assert_eq!(tx.poll_timeout(), Some(ms(5400)), "{timer:?}");
+    }
+    // GBN: the same rule; a go-back re-queues only frames without a waiting copy.
+    let mut g = Gbn::new(GbnConfig {
+        window: 127,
+        rto: Duration::from_millis(400),
+        ack_delay: Duration::from_millis(30),
+    });
+    let q: Vec<Outbox> = (0..3)
+        .map(|i| send_queued(&mut g, ms(0), numbered(i, 8)))
+        .collect();
+    assert_eq!(g.poll_timeout(), None);
+    transmitted(&mut g, ms(600), &q[0]);
+    assert_eq!(g.poll_timeout(), Some(ms(1000)));
+    let o = timeout_queued(&mut g, ms(1000));
+    // frames 1 and 2 still wait in the FIFO: only 0 is queued again
+    assert!(matches!(parsed(&o)[..], [ArqFrame::Data { seq: 0, .. }]));
+    assert_eq!(g.poll_timeout(), None);
+}

@@ -27,20 +27,47 @@ fn on_wire(f: Frame) -> Frame {
     Frame::from_wire(Bytes::from(v)).unwrap()
 }
 
-fn feed(s: &mut dyn Service, now: Instant, f: Frame) -> Outbox {
+/// The conversation helpers below model an idle link: every frame a service emits starts
+/// transmission at once and is reported (`Service::handle_transmitted`). Tests of FIFO waiting
+/// call the `_queued` variants and report transmissions themselves with `transmitted`.
+fn transmitted(s: &mut dyn Service, now: Instant, out: &Outbox) {
+    for f in &out.frames {
+        s.handle_transmitted(now, &on_wire(f.clone()));
+    }
+}
+
+fn feed_queued(s: &mut dyn Service, now: Instant, f: Frame) -> Outbox {
     let mut out = Outbox::default();
     s.handle_frame(now, on_wire(f), &mut out);
     out
 }
 
-fn timeout(s: &mut dyn Service, now: Instant) -> Outbox {
+fn feed(s: &mut dyn Service, now: Instant, f: Frame) -> Outbox {
+    let out = feed_queued(s, now, f);
+    transmitted(s, now, &out);
+    out
+}
+
+fn timeout_queued(s: &mut dyn Service, now: Instant) -> Outbox {
     let mut out = Outbox::default();
     s.handle_timeout(now, &mut out);
     out
 }
 
-fn send(s: &mut dyn Service, now: Instant, p: crate::Packet) -> Outbox {
+fn timeout(s: &mut dyn Service, now: Instant) -> Outbox {
+    let out = timeout_queued(s, now);
+    transmitted(s, now, &out);
+    out
+}
+
+fn send_queued(s: &mut dyn Service, now: Instant, p: crate::Packet) -> Outbox {
     let mut out = Outbox::default();
     s.handle_packet(now, p, &mut out);
+    out
+}
+
+fn send(s: &mut dyn Service, now: Instant, p: crate::Packet) -> Outbox {
+    let out = send_queued(s, now, p);
+    transmitted(s, now, &out);
     out
 }

@@ -54,24 +54,28 @@ fn keepalive_elicits_nak_for_lost_last_frame() {
     .drop_frames(&[1], &[]);
     p.send_at(true, ms(0), numbered(0, 50));
     p.send_at(true, ms(10), numbered(1, 50));
-    p.run_until(ms(259));
+    // Frame 1 waits for frame 0 (52 B = 28.9 ms): the keepalive period runs from the start of
+    // its transmission, not from its hand-off at 10 ms.
+    let f1 = Instant::ZERO + rate.tx_time(52);
+    p.run_until(f1 + Duration::from_millis(249));
+    assert_eq!(p.frames(Dir::AtoB).nth(1).unwrap().start, f1);
     assert_eq!(p.delivered[1].len(), 1);
     assert_eq!(
         p.frames(Dir::BtoA).count(),
         0,
         "no ACKs in RLP, no hole seen yet"
     );
-    // keepalive at 10 + 250 ms carries the highest sequence number sent (1)
-    p.run_until(ms(261));
+    // keepalive 250 ms after frame 1 left carries the highest sequence number sent (1)
+    p.run_until(f1 + Duration::from_millis(251));
     let ka = p.frames(Dir::AtoB).nth(2).unwrap().clone();
-    assert_eq!(ka.start, ms(260));
+    assert_eq!(ka.start, f1 + Duration::from_millis(250));
     assert_eq!(
         RlpFrame::parse(&ka.frame).unwrap(),
         RlpFrame::Keepalive { highest: 1 }
     );
     assert_eq!(ka.frame.len(), 2);
-    // B gets it at 260 + 1.11 + 100 ms and NAKs frame 1 at once
-    p.run_until(ms(362));
+    // B gets it 1.11 + 100 ms later and NAKs frame 1 at once
+    p.run_until(ka.arrival);
     let nak = p.frames(Dir::BtoA).next().unwrap();
     assert_eq!(
         RlpFrame::parse(&nak.frame).unwrap(),

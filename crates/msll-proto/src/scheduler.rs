@@ -1,0 +1,325 @@
+//! The frame scheduler: per-service FIFO queues served by Self-Clocked Fair Queueing (SCFQ), or by
+//! one arrival-order FIFO for comparison (seed 004 Figs 8.2/8.3, "without scheduling").
+//!
+//! Seed 004 sec. 6.2.3 (seed004-ch6-9.md sec. 2.5, Fig. 6.3):
+//! - the k-th frame of service i arriving at time t gets the stamp
+//!   `V_i(k) = L(k) / r_i + max(V_i(k-1), V(t))`, where `V_i(k-1)` is the stamp of the last frame in
+//!   queue i and `V(t)` the system virtual time;
+//! - the virtual time is "the virtual time stamp of the frame currently being transmitted", set when
+//!   a frame is dequeued;
+//! - the heads of the non-empty queues are kept in a binary heap ordered by stamp, so a frame costs at
+//!   most two heap repairs, 2 lg(n) comparisons; time stamping is O(1);
+//! - work conserving (never idle with a backlog) and non-preemptive (the link takes one frame at a
+//!   time, through `dequeue`, only when it is free).
+//!
+//! Choices where the seed is silent (AMBIGUOUS A8, with the proposals of seed004-ch6-9.md sec. 2.5):
+//! - ties between equal stamps go to the earlier arrival (a global sequence number);
+//! - when the scheduler becomes idle, V and every last stamp restart at 0 (Golestani's reset; it
+//!   changes no decision, since every last stamp is <= V once all queues are empty);
+//! - a new rate applies to frames arriving afterwards; queued stamps are not recomputed;
+//! - a bounded queue drops the arriving frame (tail drop) and counts it. In FIFO mode the bound is
+//!   on the one shared queue, in SCFQ mode on each service's queue.
+//! - L(k) is the whole frame in bytes, service byte included (every frame carries it).
+
+use std::collections::VecDeque;
+
+use serde::{Deserialize, Serialize};
+
+use crate::time::{Duration, Instant};
+use crate::wire::Frame;
+
+/// How the link is shared among services.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Discipline {
+    /// Self-Clocked Fair Queueing (seed 004 sec. 6.2.3).
+    #[default]
+    Scfq,
+    /// One FIFO in arrival order across all services: no link-level scheduling (Fig. 8.2/8.3).
+    Fifo,
+}
+
+/// Per-service scheduler counters.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+pub struct QueueStats {
+    pub enqueued: u64,
+    pub dequeued: u64,
+    pub bytes_dequeued: u64,
+    /// Frames refused because the queue was full (tail drop).
+    pub dropped: u64,
+    pub max_len: usize,
+    /// Sum of the time frames spent queued (enqueue to start of transmission).
+    pub wait_total: Duration,
+}
+
+impl QueueStats {
+    /// Mean time a frame waited for the link.
+    pub fn mean_wait(&self) -> Duration {
+        Duration::from_nanos(
+            self.wait_total
+                .as_nanos()
+                .checked_div(self.dequeued)
+                .unwrap_or(0),
+        )
+    }
+}
+
+#[derive(Debug)]
+struct Entry {
+    frame: Frame,
+    stamp: f64,
+    seq: u64,
+    at: Instant,
+}
+
+#[derive(Debug)]
+struct Queue {
+    q: VecDeque<Entry>,
+    rate: f64,
+    /// Stamp of the last frame queued here: V_i(k-1).
+    last: f64,
+    stats: QueueStats,
+}
+
+/// The SCFQ (or FIFO) frame scheduler of one endpoint.
+#[derive(Debug)]
+pub struct Scheduler {
+    discipline: Discipline,
+    queues: Vec<Queue>,
+    /// Fig. 6.3's heap: ids of the active (non-empty) queues, heap-ordered by the key of each
+    /// queue's head frame. Its length is the seed's `l`.
+    heap: Vec<usize>,
+    vtime: f64,
+    seq: u64,
+    limit: Option<usize>,
+    backlog: usize,
+    comparisons: u64,
+}
+
+impl Scheduler {
+    /// A scheduler with one queue per rate. Rates are relative (only ratios matter, sec. 6.2.3);
+    /// non-positive or non-finite rates are replaced by the smallest positive rate given, or 1.
+    /// `limit` bounds each service's queue (SCFQ) or the shared queue (FIFO), in frames.
+    pub fn new(discipline: Discipline, rates: &[f64], limit: Option<usize>) -> Self {
+        let mut s = Scheduler {
+            discipline,
+            queues: Vec::new(),
+            heap: Vec::with_capacity(rates.len()),
+            vtime: 0.0,
+            seq: 0,
+            limit: limit.map(|l| l.max(1)),
+            backlog: 0,
+            comparisons: 0,
+        };
+        for &r in rates {
+            s.add_service(r);
+        }
+        s
+    }
+
+    fn sane(&self, r: f64) -> f64 {
+        if r.is_finite() && r > 0.0 {
+            r
+        } else {
+            self.queues
+                .iter()
+                .map(|q| q.rate)
+                .fold(f64::INFINITY, f64::min)
+                .min(1.0)
+        }
+    }
+
+    /// Add a service queue (seed 004 sec. 6.2.3: "create or destroy one queue and one heap
+    /// element"); returns its number.
+    pub fn add_service(&mut self, rate: f64) -> usize {
+        let rate = self.sane(rate);
+        self.queues.push(Queue {
+            q: VecDeque::new(),
+            rate,
+            last: 0.0,
+            stats: QueueStats::default(),
+        });
+        self.queues.len() - 1
+    }
+
+    /// Set r_i (admin module or classifier measurement, any time). Already stamped frames keep
+    /// their stamps.
+    pub fn set_rate(&mut self, service: usize, rate: f64) {
+        let rate = self.sane(rate);
+        if let Some(q) = self.queues.get_mut(service) {
+            q.rate = rate;
+        }
+    }
+
+    pub fn rate(&self, service: usize) -> f64 {
+        self.queues.get(service).map_or(0.0, |q| q.rate)
+    }
+
+    /// r_i / sum_j r_j: the service's guaranteed fraction of the link.
+    pub fn share(&self, service: usize) -> f64 {
+        let total: f64 = self.queues.iter().map(|q| q.rate).sum();
+        if total > 0.0 {
+            self.rate(service) / total
+        } else {
+            0.0
+        }
+    }
+
+    pub fn discipline(&self) -> Discipline {
+        self.discipline
+    }
+
+    pub fn services(&self) -> usize {
+        self.queues.len()
+    }
+
+    /// Frames waiting, all services.
+    pub fn len(&self) -> usize {
+        self.backlog
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.backlog == 0
+    }
+
+    pub fn queue_len(&self, service: usize) -> usize {
+        self.queues.get(service).map_or(0, |q| q.q.len())
+    }
+
+    pub fn stats(&self, service: usize) -> QueueStats {
+        self.queues
+            .get(service)
+            .map_or_else(QueueStats::default, |q| q.stats)
+    }
+
+    /// The system virtual time V.
+    pub fn virtual_time(&self) -> f64 {
+        self.vtime
+    }
+
+    /// Heap key comparisons so far (the O(log n) cost of sec. 6.2.3, for benches).
+    pub fn comparisons(&self) -> u64 {
+        self.comparisons
+    }
+
+    /// Queue a frame of `service`. Returns false if it was dropped (queue full or no such
+    /// service).
+    pub fn enqueue(&mut self, now: Instant, service: usize, frame: Frame) -> bool {
+        let fifo = self.discipline == Discipline::Fifo;
+        let (backlog, limit) = (self.backlog, self.limit);
+        let vtime = self.vtime;
+        let Some(q) = self.queues.get_mut(service) else {
+            return false;
+        };
+        let full = match limit {
+            Some(l) if fifo => backlog >= l,
+            Some(l) => q.q.len() >= l,
+            None => false,
+        };
+        if full {
+            q.stats.dropped += 1;
+            return false;
+        }
+        // seed 004 sec. 6.2.3: V_i(k) = L(k)/r_i + max(V_i(k-1), V(t)). If the queue is not empty
+        // V_i(k-1) >= V(t) already; the max covers both cases. FIFO orders by arrival only.
+        let stamp = if fifo {
+            0.0
+        } else {
+            frame.len() as f64 / q.rate + q.last.max(vtime)
+        };
+        q.last = stamp;
+        let was_empty = q.q.is_empty();
+        q.q.push_back(Entry {
+            frame,
+            stamp,
+            seq: self.seq,
+            at: now,
+        });
+        self.seq += 1;
+        q.stats.enqueued += 1;
+        q.stats.max_len = q.stats.max_len.max(q.q.len());
+        self.backlog += 1;
+        if was_empty {
+            // "insert the queue at the bottom of the active heap and sift up"
+            self.heap.push(service);
+            let at = self.heap.len() - 1;
+            self.sift_up(at);
+        }
+        true
+    }
+
+    /// The next frame for the link, with its service number; call only when the link is free
+    /// (non-preemptive). Sets V to the frame's stamp.
+    pub fn dequeue(&mut self, now: Instant) -> Option<(usize, Frame)> {
+        let &i = self.heap.first()?;
+        let q = &mut self.queues[i];
+        let e = q.q.pop_front().expect("active queues are non-empty");
+        q.stats.dequeued += 1;
+        q.stats.bytes_dequeued += e.frame.len() as u64;
+        q.stats.wait_total += now.saturating_since(e.at);
+        self.backlog -= 1;
+        self.vtime = e.stamp;
+        if q.q.is_empty() {
+            // "move the last active heap element to the top, l := l - 1, then sift down"
+            let last = self.heap.pop().expect("non-empty");
+            if !self.heap.is_empty() {
+                self.heap[0] = last;
+            }
+        }
+        // Otherwise the queue's new head represents it at the top: sift down either way.
+        self.sift_down(0);
+        if self.backlog == 0 {
+            // Idle: restart the virtual clock (see the module comment).
+            self.vtime = 0.0;
+            for q in &mut self.queues {
+                q.last = 0.0;
+            }
+        }
+        Some((i, e.frame))
+    }
+
+    fn key(&self, i: usize) -> (f64, u64) {
+        let h = self.queues[i].q.front().expect("active");
+        (h.stamp, h.seq)
+    }
+
+    fn less(&mut self, a: usize, b: usize) -> bool {
+        self.comparisons += 1;
+        let (ka, kb) = (self.key(self.heap[a]), self.key(self.heap[b]));
+        ka.0.total_cmp(&kb.0).then(ka.1.cmp(&kb.1)).is_lt()
+    }
+
+    fn sift_up(&mut self, mut at: usize) {
+        while at > 0 {
+            let parent = (at - 1) / 2;
+            if self.less(at, parent) {
+                self.heap.swap(at, parent);
+                at = parent;
+            } else {
+                break;
+            }
+        }
+    }
+
+    fn sift_down(&mut self, mut at: usize) {
+        let l = self.heap.len();
+        loop {
+            let (a, b) = (2 * at + 1, 2 * at + 2);
+            let mut min = at;
+            if a < l && self.less(a, min) {
+                min = a;
+            }
+            if b < l && self.less(b, min) {
+                min = b;
+            }
+            if min == at {
+                break;
+            }
+            self.heap.swap(at, min);
+            at = min;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

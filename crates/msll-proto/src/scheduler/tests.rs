@@ -1,0 +1,287 @@
+//! SCFQ properties (seed 004 sec. 6.2.3): shares follow r_i under backlog, idle shares are
+//! redistributed in proportion to r_i, work conservation, FIFO order within a service, arrival-order
+//! ties, bounded queues.
+
+use super::*;
+use bytes::Bytes;
+use proptest::prelude::*;
+
+fn frame(len: usize) -> Frame {
+    Frame::new(&[0], Bytes::from(vec![0u8; len - 1]))
+}
+
+const T0: Instant = Instant::ZERO;
+
+/// Keep every service in `active` backlogged (one frame of its size queued behind the head)
+/// until `total` bytes have left, and return the bytes each service sent.
+fn backlogged(rates: &[f64], sizes: &[usize], active: &[bool], total: u64) -> Vec<u64> {
+    let mut s = Scheduler::new(Discipline::Scfq, rates, None);
+    for i in 0..rates.len() {
+        if active[i] {
+            s.enqueue(T0, i, frame(sizes[i]));
+            s.enqueue(T0, i, frame(sizes[i]));
+        }
+    }
+    let mut sent = vec![0u64; rates.len()];
+    let mut done = 0u64;
+    while done < total {
+        let (i, f) = s.dequeue(T0).expect("work conserving: backlog present");
+        sent[i] += f.len() as u64;
+        done += f.len() as u64;
+        s.enqueue(T0, i, frame(sizes[i]));
+    }
+    sent
+}
+
+fn check_shares(rates: &[f64], sizes: &[usize], active: &[bool]) -> Result<(), TestCaseError> {
+    let ar: f64 = (0..rates.len())
+        .filter(|&i| active[i])
+        .map(|i| rates[i])
+        .sum();
+    let min_share = (0..rates.len())
+        .filter(|&i| active[i])
+        .map(|i| rates[i] / ar)
+        .fold(1.0, f64::min);
+    let lmax = *sizes.iter().max().unwrap() as f64;
+    // SCFQ's fairness bound is a few maximum frames per pair of services (Golestani): run long
+    // enough that the smallest share has seen >= 500 * n maximum frames, so the bound is < 1%.
+    let total = (500.0 * rates.len() as f64 * lmax / min_share) as u64;
+    let sent = backlogged(rates, sizes, active, total);
+    let done: u64 = sent.iter().sum();
+    for i in 0..rates.len() {
+        let got = sent[i] as f64 / done as f64;
+        if !active[i] {
+            prop_assert_eq!(sent[i], 0);
+            continue;
+        }
+        let want = rates[i] / ar;
+        prop_assert!(
+            (got - want).abs() <= 0.01 * want,
+            "service {} got {:.5}, want {:.5} (rates {:?}, sizes {:?}, active {:?})",
+            i,
+            got,
+            want,
+            rates,
+            sizes,
+            active
+        );
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// Backlogged services share the link in proportion to r_i, within 1 %, whatever their frame
+    /// sizes (L(k) counts: overhead-heavy services get fewer frames, not more bytes).
+    #[test]
+    fn backlogged_shares_follow_rates(
+        cfg in prop::collection::vec((1u32..=8, 20usize..=1000), 2..=6)
+    ) {
+        let rates: Vec<f64> = cfg.iter().map(|c| c.0 as f64).collect();
+        let sizes: Vec<usize> = cfg.iter().map(|c| c.1).collect();
+        check_shares(&rates, &sizes, &vec![true; rates.len()])?;
+    }
+
+    /// Idle services' bandwidth goes to the active ones in proportion to their rates
+    /// (seed 004 sec. 6.2.3: "r_i / sum_{j in A(t)} r_j").
+    #[test]
+    fn idle_share_is_redistributed_proportionally(
+        cfg in prop::collection::vec((1u32..=8, 20usize..=1000, any::<bool>()), 3..=6)
+    ) {
+        let rates: Vec<f64> = cfg.iter().map(|c| c.0 as f64).collect();
+        let sizes: Vec<usize> = cfg.iter().map(|c| c.1).collect();
+        let mut active: Vec<bool> = cfg.iter().map(|c| c.2).collect();
+        if active.iter().filter(|&&a| a).count() < 2 {
+            active[0] = true;
+            active[1] = true;
+        }
+        check_shares(&rates, &sizes, &active)?;
+    }
+
+    /// Any interleaving of arrivals and departures: never idle with a backlog, FIFO within each
+    /// service, V non-decreasing within a busy period, and every frame leaves exactly once.
+    #[test]
+    fn work_conserving_fifo_per_service(
+        ops in prop::collection::vec((any::<bool>(), 0usize..4, 2usize..300), 1..400),
+        rates in prop::collection::vec(1u32..10, 4),
+        fifo in any::<bool>(),
+    ) {
+        let rates: Vec<f64> = rates.iter().map(|&r| r as f64).collect();
+        let d = if fifo { Discipline::Fifo } else { Discipline::Scfq };
+        let mut s = Scheduler::new(d, &rates, None);
+        let mut next = [0u32; 4];
+        let mut expect = [0u32; 4];
+        let mut arrivals = 0u32;
+        let mut last_arrival: Option<u32> = None;
+        let mut last_v = 0.0;
+        let tag = |svc: usize, k: u32, arrival: u32, len: usize| {
+            let mut b = vec![0u8; len];
+            b[..4].copy_from_slice(&k.to_be_bytes());
+            b[4] = svc as u8;
+            b[5..9].copy_from_slice(&arrival.to_be_bytes());
+            Frame::new(&[0], Bytes::from(b))
+        };
+        for (add, svc, len) in ops {
+            if add {
+                prop_assert!(s.enqueue(T0, svc, tag(svc, next[svc], arrivals, len.max(9))));
+                next[svc] += 1;
+                arrivals += 1;
+            } else {
+                let had = s.len();
+                match s.dequeue(T0) {
+                    None => prop_assert_eq!(had, 0),
+                    Some((i, f)) => {
+                        let b = f.payload_from(1).unwrap();
+                        let k = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+                        prop_assert_eq!(b[4] as usize, i);
+                        prop_assert_eq!(k, expect[i], "FIFO within service {}", i);
+                        expect[i] += 1;
+                        if fifo {
+                            // Global arrival order across services.
+                            let a = u32::from_be_bytes([b[5], b[6], b[7], b[8]]);
+                            prop_assert!(last_arrival.is_none_or(|l| a > l));
+                            last_arrival = Some(a);
+                        } else if !s.is_empty() {
+                            prop_assert!(s.virtual_time() >= last_v);
+                            last_v = s.virtual_time();
+                        } else {
+                            last_v = 0.0;
+                        }
+                    }
+                }
+            }
+        }
+        let mut left = 0;
+        while s.dequeue(T0).is_some() {
+            left += 1;
+        }
+        prop_assert_eq!(expect.iter().sum::<u32>() + left, arrivals);
+    }
+}
+
+#[test]
+fn table_7_1_cellular_pattern_and_single_service_fifo() {
+    // Cellular: TCP 1/3, UDP 2/3 (Table 7.1, A2). Equal 51-byte frames, both backlogged: UDP sends
+    // two frames for every TCP frame.
+    let mut s = Scheduler::new(Discipline::Scfq, &[1.0 / 3.0, 2.0 / 3.0], None);
+    for _ in 0..30 {
+        s.enqueue(T0, 0, frame(51));
+        s.enqueue(T0, 1, frame(51));
+    }
+    let order: Vec<usize> = (0..30).map(|_| s.dequeue(T0).unwrap().0).collect();
+    assert_eq!(order.iter().filter(|&&i| i == 1).count(), 20);
+    for w in order.chunks(3) {
+        assert_eq!(w.iter().filter(|&&i| i == 0).count(), 1, "{order:?}");
+    }
+    // One service: exactly the arrival order, whatever the rate (sec. 6.2.3).
+    let mut s = Scheduler::new(Discipline::Scfq, &[0.123], None);
+    for k in 1..=20 {
+        s.enqueue(T0, 0, frame(k * 7));
+    }
+    for k in 1..=20 {
+        assert_eq!(s.dequeue(T0).unwrap().1.len(), k * 7);
+    }
+    assert!(s.dequeue(T0).is_none());
+    assert_eq!(s.virtual_time(), 0.0, "idle resets V");
+}
+
+#[test]
+fn ties_go_to_the_earlier_arrival() {
+    // Equal rates, equal sizes, both queues empty: the two stamps are equal.
+    let mut s = Scheduler::new(Discipline::Scfq, &[1.0, 1.0, 1.0], None);
+    s.enqueue(T0, 2, frame(10));
+    s.enqueue(T0, 0, frame(10));
+    s.enqueue(T0, 1, frame(10));
+    let order: Vec<usize> = (0..3).map(|_| s.dequeue(T0).unwrap().0).collect();
+    assert_eq!(order, [2, 0, 1]);
+}
+
+#[test]
+fn a_newly_active_service_starts_at_the_virtual_time() {
+    // Service 0 has been sending alone for a while; service 1 arrives and must not be able to
+    // claim the link for the "credit" it would have accumulated while idle (the max(., V(t))).
+    let mut s = Scheduler::new(Discipline::Scfq, &[1.0, 1.0], None);
+    for _ in 0..100 {
+        s.enqueue(T0, 0, frame(100));
+    }
+    for _ in 0..50 {
+        s.dequeue(T0);
+    }
+    for _ in 0..10 {
+        s.enqueue(T0, 1, frame(100));
+    }
+    let order: Vec<usize> = (0..20).map(|_| s.dequeue(T0).unwrap().0).collect();
+    let ones = order.iter().filter(|&&i| i == 1).count();
+    assert!((9..=10).contains(&ones), "alternates, got {order:?}");
+}
+
+#[test]
+fn bounded_queues_drop_and_count() {
+    let mut s = Scheduler::new(Discipline::Scfq, &[1.0, 1.0], Some(3));
+    for _ in 0..5 {
+        s.enqueue(T0, 0, frame(10));
+    }
+    assert!(
+        s.enqueue(T0, 1, frame(10)),
+        "per-service bound in SCFQ mode"
+    );
+    assert_eq!(
+        (s.queue_len(0), s.stats(0).dropped, s.stats(1).dropped),
+        (3, 2, 0)
+    );
+    // FIFO: one shared bound.
+    let mut s = Scheduler::new(Discipline::Fifo, &[1.0, 1.0], Some(3));
+    for i in 0..5 {
+        s.enqueue(T0, i % 2, frame(10));
+    }
+    assert_eq!(s.len(), 3);
+    assert_eq!(s.stats(0).dropped + s.stats(1).dropped, 2);
+    assert!(!s.enqueue(T0, 7, frame(10)), "no such service");
+}
+
+#[test]
+fn fifo_mode_serves_in_arrival_order_across_services() {
+    let mut s = Scheduler::new(Discipline::Fifo, &[1.0, 100.0], None);
+    let arrivals = [0, 0, 1, 0, 1, 1, 0];
+    for &i in &arrivals {
+        s.enqueue(T0, i, frame(40));
+    }
+    let order: Vec<usize> = arrivals.iter().map(|_| s.dequeue(T0).unwrap().0).collect();
+    assert_eq!(order, arrivals);
+}
+
+#[test]
+fn rates_and_waits() {
+    let mut s = Scheduler::new(Discipline::Scfq, &[1.0, -3.0, f64::NAN], None);
+    assert_eq!(s.rate(1), 1.0, "non-positive rates are made positive");
+    s.set_rate(2, 2.0);
+    assert!((s.share(2) - 0.5).abs() < 1e-12);
+    s.enqueue(T0, 0, frame(10));
+    s.dequeue(T0 + Duration::from_millis(7));
+    assert_eq!(s.stats(0).mean_wait(), Duration::from_millis(7));
+    assert_eq!(s.add_service(1.0), 3);
+    assert_eq!(s.services(), 4);
+}
+
+#[test]
+fn heap_cost_is_logarithmic() {
+    // <= 2 lg(n) comparisons per dequeue plus lg(n) per activation (sec. 6.2.3); checked on the
+    // counter, not on wall time.
+    for n in [2usize, 4, 8, 16, 32, 64] {
+        let rates: Vec<f64> = (1..=n).map(|i| i as f64).collect();
+        let mut s = Scheduler::new(Discipline::Scfq, &rates, None);
+        for i in 0..n {
+            s.enqueue(T0, i, frame(50 + i));
+        }
+        let before = s.comparisons();
+        let frames = 10_000u64;
+        for _ in 0..frames {
+            let (i, _) = s.dequeue(T0).unwrap();
+            s.enqueue(T0, i, frame(50 + i));
+        }
+        let per = (s.comparisons() - before) as f64 / frames as f64;
+        let lg = (n as f64).log2().ceil();
+        assert!(per <= 3.0 * lg + 1.0, "n={n}: {per} comparisons per frame");
+    }
+}
