@@ -95,9 +95,15 @@ enum Cmd {
     },
     /// Benchmark the simulator on fixed scenarios and print rates.
     Bench {
-        /// Simulated seconds of the WLAN conferencing run.
-        #[arg(long, default_value_t = 500.0)]
-        seconds: f64,
+        /// Only these cases (a, a10, b-sr, b-snoop, c, d, e, scaling).
+        #[arg(long, value_delimiter = ',')]
+        only: Vec<String>,
+        /// Runs per case; the best is reported.
+        #[arg(long, default_value_t = 3)]
+        repeat: usize,
+        /// Internal: run one case in this process and print JSON.
+        #[arg(long, hide = true)]
+        case: Option<String>,
     },
 }
 
@@ -223,6 +229,9 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             }
             Ok(())
         }
-        Cmd::Bench { seconds } => msll_lab::bench::run(seconds),
+        Cmd::Bench { only, repeat, case } => match case {
+            Some(c) => msll_lab::bench::run_case(&c),
+            None => msll_lab::bench::run(&only, repeat),
+        },
     }
 }

@@ -10,7 +10,7 @@ use std::collections::BinaryHeap;
 use msll_proto::Instant;
 
 pub struct EventQueue<E> {
-    heap: BinaryHeap<Reverse<(u64, u64, u32)>>,
+    heap: BinaryHeap<Reverse<(u128, u32)>>,
     slab: Vec<Option<E>>,
     free: Vec<u32>,
     seq: u64,
@@ -39,18 +39,23 @@ impl<E> EventQueue<E> {
                 (self.slab.len() - 1) as u32
             }
         };
-        self.heap.push(Reverse((at.as_nanos(), self.seq, slot)));
+        // One u128 key (time, sequence): a single comparison per sift step.
+        self.heap.push(Reverse((
+            ((at.as_nanos() as u128) << 64) | self.seq as u128,
+            slot,
+        )));
         self.seq += 1;
     }
 
     pub fn peek_time(&self) -> Option<Instant> {
         self.heap
             .peek()
-            .map(|Reverse((t, _, _))| Instant::from_nanos(*t))
+            .map(|Reverse((k, _))| Instant::from_nanos((*k >> 64) as u64))
     }
 
     pub fn pop(&mut self) -> Option<(Instant, E)> {
-        let Reverse((t, _, slot)) = self.heap.pop()?;
+        let Reverse((k, slot)) = self.heap.pop()?;
+        let t = (k >> 64) as u64;
         let ev = self.slab[slot as usize].take().expect("event slot filled");
         self.free.push(slot);
         Some((Instant::from_nanos(t), ev))

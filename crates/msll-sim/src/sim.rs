@@ -123,6 +123,7 @@ pub struct Simulation {
     ifaces: Vec<Iface>,
     agents: Vec<AgentSlot>,
     out: Vec<Packet>,
+    delivered: Vec<Packet>,
     trace: Option<Box<dyn Write + Send>>,
     counters: EngineCounters,
     cfg: SimConfig,
@@ -160,6 +161,7 @@ impl Simulation {
             ifaces: Vec::new(),
             agents: Vec::new(),
             out: Vec::new(),
+            delivered: Vec::new(),
             trace: None,
             counters: EngineCounters::default(),
             cfg: cfg.clone(),
@@ -516,7 +518,9 @@ impl Simulation {
         let now = self.now;
         let f = &mut self.ifaces[i];
         let mut start: Option<Payload> = None;
-        let mut delivered: Vec<Packet> = Vec::new();
+        // Reused buffer: kick runs once per event, so a fresh Vec here was an allocation per
+        // delivered packet.
+        let mut delivered = std::mem::take(&mut self.delivered);
         match &mut f.kind {
             IfaceKind::Plain => {
                 if !f.busy {
@@ -552,8 +556,12 @@ impl Simulation {
             self.transmit(i, p);
         }
         let node = self.ifaces[i].node;
-        for p in delivered {
+        for p in delivered.drain(..) {
             self.route(node, p);
+        }
+        // A nested kick may have installed its own buffer meanwhile; keep the larger.
+        if delivered.capacity() > self.delivered.capacity() {
+            self.delivered = delivered;
         }
     }
 

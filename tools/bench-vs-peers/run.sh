@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Side-by-side wall time of msll, ns-2 and ns-3 on the same scenarios (issue 8), alternating runs.
+#   (a) FTP 100 MB, WLAN LAN1, byte errors at mean 2^15 B, Default / raw link
+#   (c) FTP 10 MB, HSCSD WAN2, 2% frame loss
+# Needs: cargo (msll), `ns` (apt-get install ns2), and for ns-3 `g++` + libns3-dev (apt-get install
+# libns3-dev). Peers are measurement references only, never dependencies of msll.
+# Usage: tools/bench-vs-peers/run.sh [runs per tool, default 3]
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+runs=${1:-3}
+(cd "$root" && cargo build --release -q --bin msll)
+msll="$root/target/release/msll"
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+ns3bin=""
+if pkg-config --exists ns3-core 2>/dev/null || ls /usr/lib/x86_64-linux-gnu/libns3*-core*.so >/dev/null 2>&1; then
+    ver=$(ls /usr/lib/x86_64-linux-gnu/ | sed -n 's/^libns\(3\.[0-9]*\)-core.*\.so$/\1/p' | head -1)
+    libs=""
+    for m in core network internet point-to-point applications traffic-control stats bridge mpi; do
+        [ -e "/usr/lib/x86_64-linux-gnu/libns${ver}-${m}.so" ] && libs="$libs -lns${ver}-${m}"
+    done
+    if g++ -O2 -std=c++17 -I/usr/include/ns3${ver} "$here/ns3-ftp.cc" -o "$tmp/ns3-ftp" $libs 2>"$tmp/ns3-build.log"; then
+        ns3bin="$tmp/ns3-ftp"
+    else
+        echo "ns-3 build failed (see below); ns-3 column skipped" >&2; tail -5 "$tmp/ns3-build.log" >&2
+    fi
+fi
+now() { date +%s.%N; }
+best() { sort -g | head -1; }
+declare -A T
+for case in a c; do
+    for tool in msll ns2 ns3; do : > "$tmp/$case-$tool"; done
+    for i in $(seq 1 "$runs"); do
+        t0=$(now); "$msll" bench --case "$case" > /dev/null; t1=$(now)
+        echo "$t1 - $t0" | bc -l >> "$tmp/$case-msll"
+        if command -v ns >/dev/null; then
+            sc=$([ "$case" = a ] && echo wlan || echo hscsd)
+            t0=$(now); (cd "$tmp" && ns "$here/ns2-ftp.tcl" "$sc" "$i" > "$tmp/ns2.out"); t1=$(now)
+            echo "$t1 - $t0" | bc -l >> "$tmp/$case-ns2"
+        fi
+        if [ -n "$ns3bin" ] && [ "$case" = a ]; then
+            t0=$(now); "$ns3bin" --RngRun="$i" > "$tmp/ns3.out"; t1=$(now)
+            echo "$t1 - $t0" | bc -l >> "$tmp/$case-ns3"
+        fi
+    done
+    for tool in msll ns2 ns3; do
+        T[$case-$tool]=$( [ -s "$tmp/$case-$tool" ] && best < "$tmp/$case-$tool" || echo "")
+    done
+done
+printf "%-4s %12s %12s %12s %12s %12s\n" case "msll s" "ns-2 s" "ns-3 s" "ns-2/msll" "ns-3/msll"
+for case in a c; do
+    m=${T[$case-msll]}; n2=${T[$case-ns2]}; n3=${T[$case-ns3]}
+    r2=$([ -n "$n2" ] && echo "$n2 / $m" | bc -l || echo ""); r3=$([ -n "$n3" ] && echo "$n3 / $m" | bc -l || echo "")
+    printf "%-4s %12.3f %12s %12s %12s %12s\n" "$case" "$m" "${n2:0:8}" "${n3:0:8}" "${r2:0:8}" "${r3:0:8}"
+done
+echo "(best of $runs alternating runs each; msll times include process start and scenario parsing)"
