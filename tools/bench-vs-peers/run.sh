@@ -13,16 +13,17 @@ runs=${1:-3}
 msll="$root/target/release/msll"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 ns3bin=""
-if pkg-config --exists ns3-core 2>/dev/null || ls /usr/lib/x86_64-linux-gnu/libns3*-core*.so >/dev/null 2>&1; then
-    ver=$(ls /usr/lib/x86_64-linux-gnu/ | sed -n 's/^libns\(3\.[0-9]*\)-core.*\.so$/\1/p' | head -1)
+# Debian's libns3-dev names its libraries libns3-<module>.so and its pkg-config files are
+# incomplete, so link the modules explicitly.
+if [ -e /usr/lib/x86_64-linux-gnu/libns3-core.so ]; then
     libs=""
-    for m in core network internet point-to-point applications traffic-control stats bridge mpi; do
-        [ -e "/usr/lib/x86_64-linux-gnu/libns${ver}-${m}.so" ] && libs="$libs -lns${ver}-${m}"
+    for m in core network internet point-to-point applications traffic-control stats bridge; do
+        [ -e "/usr/lib/x86_64-linux-gnu/libns3-${m}.so" ] && libs="$libs -lns3-${m}"
     done
-    if g++ -O2 -std=c++17 -I/usr/include/ns3${ver} "$here/ns3-ftp.cc" -o "$tmp/ns3-ftp" $libs 2>"$tmp/ns3-build.log"; then
+    if g++ -O2 -std=c++17 "$here/ns3-ftp.cc" -o "$tmp/ns3-ftp" $libs 2>"$tmp/ns3-build.log"; then
         ns3bin="$tmp/ns3-ftp"
     else
-        echo "ns-3 build failed (see below); ns-3 column skipped" >&2; tail -5 "$tmp/ns3-build.log" >&2
+        echo "ns-3 build failed; ns-3 column skipped" >&2; tail -5 "$tmp/ns3-build.log" >&2
     fi
 fi
 now() { date +%s.%N; }
