@@ -157,10 +157,10 @@ pub struct Limits {
 }
 
 fn default_ingress() -> usize {
-    128
+    64
 }
 fn default_backlog() -> usize {
-    64
+    32
 }
 fn default_delay_line() -> usize {
     16_384
