@@ -29,6 +29,7 @@
 use std::path::{Path, PathBuf};
 
 use msll_proto::SchemeConfig;
+use msll_sim::app::www::{Connections, ThinkTime};
 use msll_sim::error_model::ErrorSpec;
 use msll_sim::presets::{self, LinkSpec, Topology};
 use msll_sim::tcp::TcpConfig;
@@ -158,6 +159,21 @@ pub struct AppSection {
     pub tick: Option<f64>,
     /// Delayed-ACK sink (default false: one ACK per segment, seed 004).
     pub delayed_ack: Option<bool>,
+    /// WWW: think time between transactions, seconds or "mah" (HttpThinkTime.cdf); default 0.
+    pub think_time: Option<ThinkTimeRef>,
+    /// WWW: parallel connections for embedded objects (ns-2 `maxConn_`, default 4).
+    pub max_connections: Option<i64>,
+    /// WWW: "ns2" (ns-2's reused, reset agents; default), "ns2-new-ports" (the same on new
+    /// ports per transfer), "new" (a brand-new TCP connection per transfer).
+    pub connections: Option<Connections>,
+}
+
+/// A WWW think time: seconds, or "mah" for Mah's empirical distribution.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(untagged)]
+pub enum ThinkTimeRef {
+    Seconds(f64),
+    Name(String),
 }
 
 /// A scheme given by short name ("sr-m2") or as a full table.
@@ -562,8 +578,83 @@ fn app_spec(
                 start_s: nonneg("start_s", a.start_s, 0.0)?,
             })
         }
+        "www" => www_spec(i, a, link),
         other => Err(format!(
-            "app[{i}].kind = \"{other}\": unknown application (known: conference, ftp)"
+            "app[{i}].kind = \"{other}\": unknown application (known: conference, ftp, www)"
         )),
     }
+}
+
+/// `kind = "www"`: WWW browsing (seed 004 §4.1.2), TCP options as for FTP.
+fn www_spec(i: usize, a: &AppSection, link: &LinkSpec) -> Result<AppSpec, String> {
+    if a.bytes.is_some() || a.peak_rate_bps.is_some() || a.packet_size.is_some() {
+        return Err(format!(
+            "app[{i}]: bytes/peak_rate_bps/packet_size do not apply to kind = \"www\""
+        ));
+    }
+    let seg = a.segment_size.unwrap_or(link.frame_payload as i64);
+    if seg <= 0 {
+        return Err(format!("app[{i}].segment_size = {seg}: must be positive"));
+    }
+    let seg = seg as usize;
+    let mut tcp = match a.tcp.as_deref().unwrap_or("dissertation") {
+        "dissertation" => TcpConfig::dissertation(seg),
+        "ns2-2.1b4" => TcpConfig::ns2_2_1b4(seg),
+        "ns2-2.35" => TcpConfig::ns2_2_35(seg),
+        other => {
+            return Err(format!(
+                "app[{i}].tcp = \"{other}\": unknown TCP preset (known: dissertation, ns2-2.1b4, ns2-2.35)"
+            ))
+        }
+    };
+    if let Some(w) = a.window {
+        if w <= 0 {
+            return Err(format!("app[{i}].window = {w}: must be positive"));
+        }
+        tcp.window = w as u32;
+    }
+    if let Some(t) = a.tick {
+        if !(t.is_finite() && t > 0.0) {
+            return Err(format!(
+                "app[{i}].tick = {t}: must be a positive number of seconds"
+            ));
+        }
+        tcp.tick = t;
+    }
+    if let Some(d) = a.delayed_ack {
+        tcp.sink.delayed_ack = d;
+    }
+    tcp.ds_byte = a.tos.unwrap_or(0);
+    tcp.validate()
+        .map_err(|e| format!("app[{i}].segment_size = {seg}: {e}"))?;
+    let think_time = match &a.think_time {
+        None => ThinkTime::Constant(0.0),
+        Some(ThinkTimeRef::Seconds(t)) if t.is_finite() && *t >= 0.0 => ThinkTime::Constant(*t),
+        Some(ThinkTimeRef::Seconds(t)) => {
+            return Err(format!("app[{i}].think_time = {t}: must be >= 0 seconds"))
+        }
+        Some(ThinkTimeRef::Name(n)) if n == "mah" => ThinkTime::Mah,
+        Some(ThinkTimeRef::Name(n)) => {
+            return Err(format!(
+                "app[{i}].think_time = \"{n}\": give seconds or \"mah\" (HttpThinkTime.cdf)"
+            ))
+        }
+    };
+    let max_connections = a.max_connections.unwrap_or(4);
+    if !(1..=64).contains(&max_connections) {
+        return Err(format!(
+            "app[{i}].max_connections = {max_connections}: must be 1..=64"
+        ));
+    }
+    let start_s = a.start_s.unwrap_or(0.0);
+    if !(start_s.is_finite() && start_s >= 0.0) {
+        return Err(format!("app[{i}].start_s = {start_s}: must be >= 0"));
+    }
+    Ok(AppSpec::Www {
+        tcp,
+        max_connections: max_connections as u32,
+        think_time,
+        connections: a.connections.unwrap_or_default(),
+        start_s,
+    })
 }

@@ -369,7 +369,8 @@ pub mod fuzz {
         let names = SchemeConfig::NAMES;
         let cfg = SchemeConfig::from_name(names[sel as usize % names.len()]).expect("name");
         let link = super::thesis_link("cellular");
-        let mut s = cfg.build(&link, Role::Host);
+        // Base-station end: the only role where it matters (Snoop).
+        let mut s = cfg.build(&link, Role::BaseStation);
         let mut now = Instant::ZERO;
         let mut out = Outbox::default();
         for i in 0..(sel >> 4) {

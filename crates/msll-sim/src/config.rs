@@ -44,6 +44,27 @@ pub enum AppSpec {
         #[serde(default)]
         start_s: f64,
     },
+    /// WWW browsing (seed 004 §4.1.2; seeds 000/001): Mah's empirical HTTP model over
+    /// non-persistent TCP connections, ns-2 HTTP module semantics (`app::www`). The client is
+    /// on the last node, the server on the first. Transactions run until `duration_s`.
+    Www {
+        tcp: TcpConfig,
+        /// ns-2 `maxConn_`: parallel connections for embedded objects (4, seed 004 L542).
+        #[serde(default = "four")]
+        max_connections: u32,
+        /// Think time between transactions (default 0 s, seed 004 L721).
+        #[serde(default)]
+        think_time: crate::app::www::ThinkTime,
+        /// How each transfer gets its TCP connection (`app::www::Connections`).
+        #[serde(default)]
+        connections: crate::app::www::Connections,
+        #[serde(default)]
+        start_s: f64,
+    },
+}
+
+fn four() -> u32 {
+    4
 }
 
 impl AppSpec {

@@ -22,6 +22,7 @@ use msll_proto::endpoint::Endpoint;
 use msll_proto::{DataRate, Duration, Frame, Instant, LinkInfo, Packet, Role, ServiceStats};
 
 use crate::app::conference::{Addressing, OnOffSource, UdpSink, CONF_MIN_PACKET};
+use crate::app::www::{Side, ThinkTime, WwwAddressing, WwwApp, WwwParams};
 use crate::config::{AppSpec, SimConfig, TrafficStreams};
 use crate::error_model::{ErrorModel, SpecError};
 use crate::event::EventQueue;
@@ -100,7 +101,19 @@ enum Agent {
     UdpSink(UdpSink),
     TcpSrc(Box<TcpSender>),
     TcpSink(Box<TcpSink>),
+    /// A WWW session spanning its client and server nodes (`app::www`).
+    Www(Box<WwwAgent>),
 }
+
+struct WwwAgent {
+    app: WwwApp,
+    client: NodeId,
+    server: NodeId,
+}
+
+/// Port range of each WWW app (2 * 4 fixed ports, or rotating ports per transfer).
+const WWW_PORT_BASE: u16 = 16384;
+const WWW_PORT_SPAN: u16 = 8192;
 
 struct AgentSlot {
     node: NodeId,
@@ -131,6 +144,9 @@ pub struct Simulation {
     transfers_left: usize,
     /// Simulated time at which the last transfer completed.
     transfers_done_at: Option<Instant>,
+    /// (node, first port, span, agent): TCP port ranges owned by WWW apps.
+    port_ranges: Vec<(NodeId, u16, u16, AgentId)>,
+    www_out: Vec<(Side, Packet)>,
 }
 
 fn link_info(l: &LinkSpec) -> Result<(DataRate, Duration), SpecError> {
@@ -167,6 +183,8 @@ impl Simulation {
             cfg: cfg.clone(),
             transfers_left: 0,
             transfers_done_at: None,
+            port_ranges: Vec::new(),
+            www_out: Vec::new(),
         };
         // seed004-ch1-3 §3: one-link topologies are wired host -- BS ~~ wireless host; two-link
         // topologies wireless host ~~ BS -- BS ~~ wireless host.
@@ -349,6 +367,83 @@ impl Simulation {
                         Some((msll_proto::wire::IpProto::TCP, port)),
                     );
                 }
+                AppSpec::Www {
+                    ref tcp,
+                    max_connections,
+                    think_time,
+                    connections,
+                    start_s,
+                } => {
+                    let field = |f: &str| format!("apps[{ai}].{f}");
+                    // Each WWW app owns a port range; the k-th gets the k-th range.
+                    let k = cfg.apps[..ai]
+                        .iter()
+                        .filter(|a| matches!(a, AppSpec::Www { .. }))
+                        .count();
+                    let base = WWW_PORT_BASE as usize + k * WWW_PORT_SPAN as usize;
+                    if base + WWW_PORT_SPAN as usize > u16::MAX as usize + 1 {
+                        return Err(SpecError {
+                            field: field("kind"),
+                            value: "www".into(),
+                            reason: "at most 6 WWW applications per run".into(),
+                        });
+                    }
+                    if let ThinkTime::Constant(t) = think_time {
+                        if !(t.is_finite() && t >= 0.0) {
+                            return Err(SpecError {
+                                field: field("think_time"),
+                                value: t.to_string(),
+                                reason: "must be >= 0 seconds".into(),
+                            });
+                        }
+                    }
+                    let params = WwwParams {
+                        tcp: tcp.clone(),
+                        max_connections: max_connections as usize,
+                        think_time,
+                        connections,
+                        start: Instant::from_secs_f64(start_s),
+                        stop,
+                    };
+                    // seed004-ch4 1.2: client on the wireless host (last node), server first.
+                    let addr = WwwAddressing {
+                        client: sim.nodes[dst].addr,
+                        server: sim.nodes[src].addr,
+                        port_base: base as u16,
+                        port_span: WWW_PORT_SPAN,
+                    };
+                    // One stream per HTTP variable (app::http_dist), fixed across replications
+                    // by default (seed 004 L570, L721).
+                    let mode = cfg.traffic_streams;
+                    let app = WwwApp::new(params, addr, |n| {
+                        let name = format!("{tname}/{n}");
+                        match mode {
+                            TrafficStreams::Fixed => streams.fixed(&name),
+                            TrafficStreams::PerReplication => streams.per_replication(&name),
+                        }
+                    })
+                    .map_err(|e| SpecError {
+                        field: field("tcp"),
+                        value: format!(
+                            "segment_size {}, max_connections {max_connections}",
+                            tcp.segment_size
+                        ),
+                        reason: e.to_string(),
+                    })?;
+                    let a = sim.agents.len();
+                    for node in [dst, src] {
+                        sim.port_ranges.push((node, base as u16, WWW_PORT_SPAN, a));
+                    }
+                    sim.add_agent(
+                        dst,
+                        Agent::Www(Box::new(WwwAgent {
+                            app,
+                            client: dst,
+                            server: src,
+                        })),
+                        None,
+                    );
+                }
             }
         }
         Ok(sim)
@@ -463,7 +558,14 @@ impl Simulation {
     /// Run the configured scenario to its end (sources stop at `duration_s`, then drain).
     pub fn run(&mut self) -> RunResult {
         // A file transfer ends the run when it completes; `duration_s` is then only a cap.
-        let end = if self.transfers_left > 0 {
+        // WWW alone needs no drain: only transactions completed by `duration_s` count.
+        let www_only = !self.cfg.apps.is_empty()
+            && self
+                .cfg
+                .apps
+                .iter()
+                .all(|a| matches!(a, AppSpec::Www { .. }));
+        let end = if self.transfers_left > 0 || www_only {
             Instant::from_secs_f64(self.cfg.duration_s)
         } else {
             Instant::from_secs_f64(self.cfg.duration_s + self.cfg.drain_s)
@@ -487,6 +589,16 @@ impl Simulation {
             } else {
                 0
             };
+            if proto == msll_proto::wire::IpProto::TCP {
+                if let Some(&(_, _, _, a)) = self
+                    .port_ranges
+                    .iter()
+                    .find(|&&(n, lo, span, _)| n == node && port.wrapping_sub(lo) < span)
+                {
+                    self.www_packet(a, node, pkt);
+                    return;
+                }
+            }
             if let Some(&(_, _, a)) = self.nodes[node]
                 .ports
                 .iter()
@@ -636,13 +748,50 @@ impl Simulation {
                     out.push(ack);
                 }
             }
+            // WWW packets are dispatched by port range (`www_packet`).
+            Agent::Www(_) => {}
         }
         self.out = out;
         self.flush_agent(a);
     }
 
+    /// A packet for a WWW app's port range arrived at `node` (its client or server side).
+    fn www_packet(&mut self, a: AgentId, node: NodeId, pkt: Packet) {
+        let now = self.now;
+        let mut out = std::mem::take(&mut self.www_out);
+        if let Agent::Www(w) = &mut self.agents[a].agent {
+            let side = if node == w.client {
+                Side::Client
+            } else {
+                Side::Server
+            };
+            w.app.handle_packet(now, side, &pkt, &mut out);
+        }
+        self.www_flush(a, out);
+    }
+
+    /// Route a WWW app's output from the node of each packet's side, then re-arm its timer.
+    fn www_flush(&mut self, a: AgentId, mut out: Vec<(Side, Packet)>) {
+        let (client, server) = match &self.agents[a].agent {
+            Agent::Www(w) => (w.client, w.server),
+            _ => unreachable!("www_flush on a non-WWW agent"),
+        };
+        for (side, p) in out.drain(..) {
+            let node = if side == Side::Client { client } else { server };
+            self.route(node, p);
+        }
+        self.www_out = out;
+        self.schedule_agent(a);
+    }
+
     fn agent_timeout(&mut self, a: AgentId) {
         let now = self.now;
+        if let Agent::Www(w) = &mut self.agents[a].agent {
+            let mut out = std::mem::take(&mut self.www_out);
+            w.app.handle_timeout(now, &mut out);
+            self.www_flush(a, out);
+            return;
+        }
         let mut out = std::mem::take(&mut self.out);
         match &mut self.agents[a].agent {
             Agent::OnOff(s) => s.handle_timeout(now, &mut out),
@@ -658,6 +807,7 @@ impl Simulation {
                     out.push(ack);
                 }
             }
+            Agent::Www(_) => {}
         }
         self.out = out;
         self.flush_agent(a);
@@ -681,6 +831,7 @@ impl Simulation {
             Agent::UdpSink(_) => None,
             Agent::TcpSrc(s) => s.poll_timeout(),
             Agent::TcpSink(s) => s.poll_timeout(),
+            Agent::Www(w) => w.app.poll_timeout(),
         };
         if let Some(t) = t {
             let t = t.max(now);
@@ -715,6 +866,71 @@ impl Simulation {
             }
         }
         s
+    }
+
+    /// WWW metrics (seed004-ch4 4): reply bytes of completed transactions over the time from
+    /// the first transaction's start to the end of the last completed one.
+    fn www_metrics(&self, r: &mut RunResult) {
+        let apps = self.agents.iter().filter_map(|a| match &a.agent {
+            Agent::Www(w) => Some(&w.app),
+            _ => None,
+        });
+        for (k, app) in apps.enumerate() {
+            let p = if k == 0 {
+                "www".to_string()
+            } else {
+                format!("www{k}")
+            };
+            let s = app.stats();
+            let secs = match (s.first_start, s.last_done) {
+                (Some(a), Some(b)) => (b - a).as_secs_f64(),
+                _ => 0.0,
+            };
+            let per_s = |bytes: f64| if secs > 0.0 { bytes * 8.0 / secs } else { 0.0 };
+            let seg = app.params().tcp.segment_size as f64;
+            r.set(&format!("{p}.throughput_bps"), per_s(s.reply_bytes as f64));
+            r.set(
+                &format!("{p}.throughput_pkt_bps"),
+                per_s(s.reply_packets as f64 * seg),
+            );
+            r.set(&format!("{p}.time_s"), secs);
+            r.set(&format!("{p}.transactions"), s.transactions as f64);
+            r.set(
+                &format!("{p}.mean_transaction_s"),
+                if s.transactions > 0 {
+                    s.transaction_time_s / s.transactions as f64
+                } else {
+                    0.0
+                },
+            );
+            r.set(&format!("{p}.reply_bytes"), s.reply_bytes as f64);
+            r.set(&format!("{p}.objects"), s.objects as f64);
+            r.set(&format!("{p}.requests"), s.requests as f64);
+            r.set(&format!("{p}.request_bytes"), s.request_bytes as f64);
+            r.set(&format!("{p}.stale_packets"), s.stale_packets as f64);
+            let (timeouts, rexmits) = app.tcp_totals();
+            r.set(&format!("{p}.timeouts"), timeouts as f64);
+            r.set(&format!("{p}.retransmissions"), rexmits as f64);
+            let mut lat = s.object_latency_s.clone();
+            lat.sort_by(f64::total_cmp);
+            let q = |x: f64| {
+                if lat.is_empty() {
+                    0.0
+                } else {
+                    // nearest rank
+                    lat[((x * lat.len() as f64).ceil() as usize).clamp(1, lat.len()) - 1]
+                }
+            };
+            let mean = if lat.is_empty() {
+                0.0
+            } else {
+                lat.iter().sum::<f64>() / lat.len() as f64
+            };
+            r.set(&format!("{p}.object_latency_mean_s"), mean);
+            r.set(&format!("{p}.object_latency_p50_s"), q(0.5));
+            r.set(&format!("{p}.object_latency_p90_s"), q(0.9));
+            r.set(&format!("{p}.object_latency_p99_s"), q(0.99));
+        }
     }
 
     pub fn node_names(&self) -> Vec<String> {
@@ -823,6 +1039,7 @@ impl Simulation {
             r.set(&format!("{p}.timeouts"), st.timeouts as f64);
             r.set(&format!("{p}.fast_retransmits"), st.fast_retransmits as f64);
         }
+        self.www_metrics(&mut r);
         let wl = self.wireless_counters();
         let (frames, lost, qd): (u64, u64, u64) = wl.iter().fold((0, 0, 0), |(a, b, c), x| {
             (a + x.frames, b + x.lost, c + x.queue_drops)

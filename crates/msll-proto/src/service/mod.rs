@@ -20,6 +20,7 @@
 pub mod gbn;
 pub mod raw;
 pub mod rlp;
+pub mod snoop;
 pub mod sr;
 pub mod xor;
 
@@ -31,6 +32,7 @@ use serde::{Deserialize, Serialize};
 pub use gbn::{Gbn, GbnConfig};
 pub use raw::Raw;
 pub use rlp::{Delivery, Rlp, RlpConfig};
+pub use snoop::{Snoop, SnoopConfig, SnoopState};
 pub use sr::{NakPolicy, RetransmitTimer, Sr, SrConfig};
 pub use xor::{Xor, XorConfig};
 
@@ -133,6 +135,10 @@ pub struct ServiceStats {
     /// for a frame no longer buffered.
     #[serde(default)]
     pub buffer_overruns: u64,
+    /// Snoop: duplicate TCP ACKs from the wireless host suppressed (not delivered to IP) because a
+    /// local retransmission answers them (seed004-ch4 sec. 3.7).
+    #[serde(default)]
+    pub acks_suppressed: u64,
 }
 
 impl ServiceStats {
@@ -157,11 +163,12 @@ impl ServiceStats {
             duplicates_received,
             malformed_frames,
             protocol_errors,
-            buffer_overruns
+            buffer_overruns,
+            acks_suppressed
         );
     }
     /// Named counters, in a fixed order, for CSV/JSON output.
-    pub fn fields(&self) -> [(&'static str, u64); 19] {
+    pub fn fields(&self) -> [(&'static str, u64); 20] {
         [
             ("packets_in", self.packets_in),
             ("packets_dropped", self.packets_dropped),
@@ -182,6 +189,7 @@ impl ServiceStats {
             ("malformed_frames", self.malformed_frames),
             ("protocol_errors", self.protocol_errors),
             ("buffer_overruns", self.buffer_overruns),
+            ("acks_suppressed", self.acks_suppressed),
         ]
     }
 }
@@ -283,6 +291,12 @@ fn default_xor_block() -> u8 {
 fn is_false(b: &bool) -> bool {
     !*b
 }
+fn default_snoop_buffer() -> u16 {
+    snoop::DEFAULT_BUFFER
+}
+fn default_snoop_rxmit() -> u32 {
+    snoop::DEFAULT_MAX_RXMIT
+}
 
 /// Build a scheme instance. Every timer, window and limit is a named field; an absent optional
 /// field (`None`) means "derive the recommended default from the link" (seed004-ch4 sec. 3.10,
@@ -352,6 +366,26 @@ pub enum SchemeConfig {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         idle_timeout_ms: Option<f64>,
     },
+    /// Snoop, TCP-aware, at the base station only; the wireless host's end is Default
+    /// (seed004-ch4 sec. 3.7; ns2-semantics.md sec. 3). Constants are ns-2's.
+    Snoop {
+        /// State per TCP connection (default, ns-2.1b4 and the dissertation) or per host pair
+        /// (ns-2 >= 2.1b6).
+        #[serde(default)]
+        state: SnoopState,
+        /// Mark ACKs towards a wireless TCP sender with ELN (off: plain Reno ignores it).
+        #[serde(default, skip_serializing_if = "is_false")]
+        eln: bool,
+        /// Minimum local timeout (`snoopTick_`); default 100 ms.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tick_ms: Option<f64>,
+        /// Cached packets per state (`SNOOP_MAXWIND`), default 100.
+        #[serde(default = "default_snoop_buffer")]
+        buffer: u16,
+        /// Local retransmissions per packet (`SNOOP_MAX_RXMIT`), default 10.
+        #[serde(default = "default_snoop_rxmit")]
+        max_rxmit: u32,
+    },
 }
 
 fn is_oldest(t: &RetransmitTimer) -> bool {
@@ -391,6 +425,7 @@ impl SchemeConfig {
                 (true, 8) => "xor-ad".to_string(),
                 (true, n) => format!("xor-ad{n}"),
             },
+            SchemeConfig::Snoop { .. } => "snoop".to_string(),
         };
         let mut opt = |name: &str, v: &Option<f64>| {
             if let Some(v) = v {
@@ -423,6 +458,7 @@ impl SchemeConfig {
             SchemeConfig::Xor {
                 idle_timeout_ms, ..
             } => opt("idle", idle_timeout_ms),
+            SchemeConfig::Snoop { tick_ms, .. } => opt("tick", tick_ms),
         }
         match self {
             SchemeConfig::Gbn { window, .. } if *window != default_window() => {
@@ -448,6 +484,26 @@ impl SchemeConfig {
                     l.push_str(&format!("-kan{max_idle_keepalives}"));
                 }
             }
+            SchemeConfig::Snoop {
+                state,
+                eln,
+                buffer,
+                max_rxmit,
+                ..
+            } => {
+                if *state == SnoopState::HostPair {
+                    l.push_str("-host-pair");
+                }
+                if *eln {
+                    l.push_str("-eln");
+                }
+                if *buffer != default_snoop_buffer() {
+                    l.push_str(&format!("-b{buffer}"));
+                }
+                if *max_rxmit != default_snoop_rxmit() {
+                    l.push_str(&format!("-rx{max_rxmit}"));
+                }
+            }
             _ => {}
         }
         l
@@ -455,9 +511,24 @@ impl SchemeConfig {
 
     /// Instantiate for one end of a link. Out-of-range windows and blocks are clamped to the
     /// implementation's limits (1..=127 for windows and blocks, 1..=128 for the RLP buffer).
-    pub fn build(&self, link: &LinkInfo, _role: Role) -> Box<dyn Service> {
+    pub fn build(&self, link: &LinkInfo, role: Role) -> Box<dyn Service> {
         match self {
             SchemeConfig::Default => Box::new(Raw::new()),
+            // seed004-ch4 sec. 3.0.3: Snoop only at the base station, Default at the wireless host.
+            SchemeConfig::Snoop { .. } if role == Role::Host => Box::new(Raw::new()),
+            SchemeConfig::Snoop {
+                state,
+                eln,
+                tick_ms,
+                buffer,
+                max_rxmit,
+            } => Box::new(Snoop::new(SnoopConfig {
+                state: *state,
+                eln: *eln,
+                tick: ms_or(*tick_ms, snoop::DEFAULT_TICK),
+                buffer: (*buffer).max(1),
+                max_rxmit: *max_rxmit,
+            })),
             SchemeConfig::Gbn {
                 window,
                 rto_ms,
@@ -561,6 +632,13 @@ impl SchemeConfig {
             "rlp-oos" => Some(rlp(1, Delivery::OutOfSequence)),
             "xor" => Some(xor(8, false)),
             "xor-ad" => Some(xor(8, true)),
+            "snoop" => Some(SchemeConfig::Snoop {
+                state: SnoopState::Connection,
+                eln: false,
+                tick_ms: None,
+                buffer: default_snoop_buffer(),
+                max_rxmit: default_snoop_rxmit(),
+            }),
             _ => {
                 let (rest, adaptive) = match name.strip_prefix("xor-ad") {
                     Some(r) => (r, true),
@@ -577,7 +655,7 @@ impl SchemeConfig {
     /// Names accepted by [`SchemeConfig::from_name`].
     pub const NAMES: &'static [&'static str] = &[
         "default", "gbn", "sr", "sr-m1", "sr-m2", "rlp", "rlp1", "rlp-oos", "xor", "xor12",
-        "xor-ad",
+        "xor-ad", "snoop",
     ];
 }
 
@@ -684,6 +762,7 @@ mod tests {
             ("sr-m2", 3),
             ("rlp", 2),
             ("xor", 2),
+            ("snoop", 1),
         ] {
             let s = SchemeConfig::from_name(name)
                 .unwrap()

@@ -4,5 +4,6 @@
 
 pub mod conference;
 pub mod http_dist;
+pub mod www;
 
 pub use conference::{OnOffSource, UdpSink};

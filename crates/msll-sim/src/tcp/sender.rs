@@ -305,6 +305,12 @@ impl TcpSender {
     pub fn flow(&self) -> FlowAddr {
         self.flow
     }
+    /// Give the agent new addresses/ports, e.g. a new incarnation of a reused agent after
+    /// `reset` (docs/tcp.md 6: packets of the previous incarnation are then ignored as foreign,
+    /// which is what ns-2.35's `lastreset_` filter achieves).
+    pub fn set_flow(&mut self, flow: FlowAddr) {
+        self.flow = flow;
+    }
     /// `cwnd_` in packets.
     pub fn cwnd(&self) -> f64 {
         self.cwnd

@@ -151,6 +151,10 @@ impl TcpSink {
     pub fn flow(&self) -> FlowAddr {
         self.flow
     }
+    /// New addresses/ports for a reused sink (see `TcpSender::set_flow`).
+    pub fn set_flow(&mut self, flow: FlowAddr) {
+        self.flow = flow;
+    }
 
     /// Record packet `seq` in the receive buffer (ns-2 `Acker::update`) and deliver what became
     /// in order.

@@ -1,0 +1,438 @@
+//! Snoop conversations (seed004-ch4 sec. 3.7, ns2-semantics.md sec. 3): real IPv4 + TCP packets in,
+//! frames and delivered packets out, explicit times.
+
+use super::*;
+use crate::service::{Role, SchemeConfig, Snoop, SnoopConfig, SnoopState};
+use crate::testing::thesis_link;
+use crate::wire::ip::{IpProto, Ipv4Repr, TcpRepr};
+
+const FH: [u8; 4] = [10, 0, 0, 1];
+const MH: [u8; 4] = [10, 0, 0, 3];
+/// Segment size: sequence numbers advance by this per packet (headers are inside the packet).
+const SEG: u32 = 1000;
+
+#[allow(clippy::too_many_arguments)]
+fn tcp(
+    src: ([u8; 4], u16),
+    dst: ([u8; 4], u16),
+    seq: u32,
+    ack: u32,
+    flags: u8,
+    len: usize,
+) -> crate::Packet {
+    let mut b = vec![0u8; len.max(40)];
+    Ipv4Repr {
+        src: src.0,
+        dst: dst.0,
+        protocol: IpProto::TCP,
+        tos: 0,
+        total_len: b.len() as u16,
+        ident: 0,
+        ttl: 32,
+        header_len: 20,
+    }
+    .emit(&mut b);
+    TcpRepr {
+        src_port: src.1,
+        dst_port: dst.1,
+        seq,
+        ack,
+        flags,
+        window: 0xffff,
+        header_len: 20,
+    }
+    .emit(&mut b[20..]);
+    crate::Packet::from_vec(b)
+}
+
+/// Data packet `n` of the connection FH:port -> MH:2000 (seq = n x 1000, 1000 bytes).
+fn data_on(port: u16, n: u32) -> crate::Packet {
+    tcp(
+        (FH, port),
+        (MH, 2000),
+        n.wrapping_mul(SEG),
+        0,
+        TcpRepr::PSH | TcpRepr::ACK,
+        1000,
+    )
+}
+
+fn data(n: u32) -> crate::Packet {
+    data_on(1000, n)
+}
+
+/// The wireless host's ACK "next expected packet n" as a Default frame.
+fn ack_on(port: u16, n: u32) -> Frame {
+    let p = tcp(
+        (MH, 2000),
+        (FH, port),
+        0,
+        n.wrapping_mul(SEG),
+        TcpRepr::ACK,
+        40,
+    );
+    Frame::new(&[0x0], p.into_bytes())
+}
+
+fn ack(n: u32) -> Frame {
+    ack_on(1000, n)
+}
+
+fn snoop() -> Snoop {
+    Snoop::new(SnoopConfig::default())
+}
+
+/// Sequence numbers (in packets) of the data frames in `out`.
+fn sent(out: &Outbox) -> Vec<u32> {
+    out.frames
+        .iter()
+        .map(|f| {
+            let b = f.payload_from(1).unwrap();
+            TcpRepr::parse(&b[20..]).unwrap().seq / SEG
+        })
+        .collect()
+}
+
+fn send_all(s: &mut Snoop, at: Instant, range: std::ops::Range<u32>) {
+    for n in range {
+        let o = send(s, at, data(n));
+        assert_eq!(sent(&o), vec![n], "data is forwarded at once");
+    }
+}
+
+#[test]
+fn forwards_data_as_default_frames_and_builds_default_at_the_host() {
+    // seed004-ch4 sec. 3.0.1: Snoop frames carry only the 1-byte identifier (51/251/1001 bytes).
+    let mut s = snoop();
+    let p = data(0);
+    let o = send(&mut s, ms(0), p.clone());
+    assert_eq!(o.frames.len(), 1);
+    assert_eq!(o.frames[0].len(), 1001);
+    assert_eq!(o.frames[0].scheme_bits(), 0);
+    assert_eq!(&o.frames[0].payload_from(1).unwrap()[..], p.as_slice());
+    assert_eq!(s.header_overhead(), 1);
+    // The wireless host runs Default; the base station runs Snoop.
+    let l = thesis_link("wlan");
+    let c = SchemeConfig::from_name("snoop").unwrap();
+    assert_eq!(c.build(&l, Role::Host).name(), "default");
+    assert_eq!(c.build(&l, Role::BaseStation).name(), "snoop");
+    assert_eq!(c.label(), "snoop");
+    // A Default receiver reads Snoop's frames.
+    let mut raw = crate::service::Raw::new();
+    let o2 = feed(&mut raw, ms(1), o.frames[0].clone());
+    assert_eq!(o2.packets, vec![p]);
+}
+
+#[test]
+fn local_retransmit_on_second_dup_ack_and_suppression() {
+    // Packets 0..6 go down; packet 1 is lost on the air. ns-2 snoop_ack (ns2-semantics.md sec.
+    // 3.3): the first dup ACK passes (RTX_THRESH = 1), the second triggers the local
+    // retransmission and is suppressed, as are the dup ACKs already on their way (one per packet
+    // sent after the lost one, minus RTX_THRESH + 1).
+    let mut s = snoop();
+    send_all(&mut s, ms(0), 0..6);
+    // ACK "next 1": a new ACK, propagated
+    let o = feed(&mut s, ms(300), ack(1));
+    assert_eq!(o.packets.len(), 1);
+    assert!(o.frames.is_empty());
+    // dup ACKs caused by packets 2, 3, 4, 5
+    let d1 = feed(&mut s, ms(310), ack(1));
+    assert_eq!(d1.packets.len(), 1, "first dup ACK passes");
+    assert!(d1.frames.is_empty());
+    let d2 = feed(&mut s, ms(320), ack(1));
+    assert!(d2.packets.is_empty(), "second dup ACK suppressed");
+    assert_eq!(sent(&d2), vec![1], "packet 1 retransmitted locally");
+    // cache holds 1..5 (5 packets): 5 - 2 = 3 more dup ACKs expected and hidden
+    for t in [330, 340, 350] {
+        let d = feed(&mut s, ms(t), ack(1));
+        assert!(d.is_empty(), "expected dup ACK at {t} ms suppressed");
+    }
+    assert_eq!(s.stats().acks_suppressed, 4);
+    assert_eq!(s.stats().retransmissions, 1);
+    // the retransmission arrives: ACK "next 6" frees everything and is propagated
+    let o = feed(&mut s, ms(400), ack(6));
+    assert_eq!(o.packets.len(), 1);
+    assert_eq!(s.poll_timeout(), None, "cache empty: no timer");
+}
+
+#[test]
+fn unexpected_dup_acks_pass_and_sender_retransmissions_are_not_repeated() {
+    let mut s = snoop();
+    send_all(&mut s, ms(0), 0..3);
+    feed(&mut s, ms(100), ack(1));
+    // the TCP sender itself retransmits packet 1 (its copy is cached): dup ACKs then pass
+    let o = send(&mut s, ms(150), data(1));
+    assert_eq!(sent(&o), vec![1], "forwarded, never delayed");
+    for t in [160, 170, 180] {
+        let d = feed(&mut s, ms(t), ack(1));
+        assert_eq!(
+            d.packets.len(),
+            1,
+            "sender is recovering: dup ACK at {t} passes"
+        );
+        assert!(d.frames.is_empty());
+    }
+    // a dup ACK for a packet Snoop does not hold passes (nothing cached at "next 9")
+    let mut s = snoop();
+    send_all(&mut s, ms(0), 0..2);
+    feed(&mut s, ms(100), ack(2));
+    for t in [110, 120] {
+        assert_eq!(feed(&mut s, ms(t), ack(2)).packets.len(), 1);
+    }
+    assert_eq!(s.stats().acks_suppressed, 0);
+}
+
+#[test]
+fn own_timer_retransmits_oldest_packet_with_rtt_estimate() {
+    // ns2-semantics.md sec. 3.4: initial srtt 0.1 s, rttvar 0.25 s -> timeout 1.1 s.
+    let mut s = snoop();
+    send_all(&mut s, ms(0), 0..2);
+    assert_eq!(s.poll_timeout(), Some(ms(1100)));
+    // no ACK at all (packet 0 lost): the timer retransmits the oldest packet, the one asked for
+    let o = timeout(&mut s, ms(1100));
+    assert_eq!(sent(&o), vec![0]);
+    assert_eq!(s.poll_timeout(), Some(ms(2200)));
+    // ACK "next 1" at 2100 ms: sample = 2100 - 1100 = 1.0 s (send time of the retransmission,
+    // no Karn rule); srtt = 0.125 x 0.1 + 0.875 x 1.0 = 0.8875; rttvar = 0.125 x 0.1125 +
+    // 0.875 x 0.25 = 0.2328125; the timer for packet 1 restarts with the OLD estimates (1.1 s)
+    feed(&mut s, ms(2100), ack(1));
+    assert_eq!(s.poll_timeout(), Some(ms(3200)));
+    // packet 1 is not what the host asks for after ACK "next 1"? It is (seq 1 == next 1):
+    let o = timeout(&mut s, ms(3200));
+    assert_eq!(sent(&o), vec![1]);
+    // new timeout = 0.8875 + 4 x 0.2328125 = 1.81875 s
+    assert_eq!(
+        s.poll_timeout(),
+        Some(ms(3200) + crate::time::Duration::from_micros(1_818_750))
+    );
+}
+
+#[test]
+fn timer_does_not_retransmit_a_packet_the_host_does_not_ask_for() {
+    let mut s = snoop();
+    send_all(&mut s, ms(0), 0..1);
+    // out of order: packet 3 cached while the host still asks for 0
+    let mut s2 = snoop();
+    send_all(&mut s2, ms(0), 0..4);
+    feed(&mut s2, ms(50), ack(2)); // 0, 1 acknowledged; 2 is next
+    assert_eq!(sent(&timeout(&mut s2, ms(5000))), vec![2]);
+    // cache of {5} only while the host asks for 4 (4 was never cached: already acknowledged?)
+    let mut s3 = snoop();
+    send_all(&mut s3, ms(0), 4..6);
+    feed(&mut s3, ms(50), ack(5)); // ACK "next 5": 4 freed, 5 cached and asked for
+    assert_eq!(sent(&timeout(&mut s3, ms(5000))), vec![5]);
+    let mut s4 = snoop();
+    send(&mut s4, ms(0), data(5));
+    send(&mut s4, ms(0), data(7)); // 6 never came this way
+    feed(&mut s4, ms(50), ack(6)); // 5 freed; the host asks for 6, the oldest copy is 7
+    let o = timeout(&mut s4, ms(5000));
+    assert!(o.is_empty(), "tail 7 != asked-for 6: no retransmission");
+    assert_eq!(s4.poll_timeout(), None, "and the timer is not re-armed");
+    let _ = s;
+}
+
+#[test]
+fn at_most_ten_local_retransmissions_per_packet() {
+    let mut s = snoop();
+    send_all(&mut s, ms(0), 0..1);
+    let mut n = 0;
+    while let Some(t) = s.poll_timeout() {
+        n += timeout(&mut s, t).frames.len();
+        assert!(n <= 10);
+    }
+    assert_eq!(n, 10, "SNOOP_MAX_RXMIT");
+    assert_eq!(s.stats().retransmissions, 10);
+}
+
+#[test]
+fn state_per_connection_or_per_host_pair() {
+    for (state, conns) in [(SnoopState::Connection, 2), (SnoopState::HostPair, 1)] {
+        let mut s = Snoop::new(SnoopConfig {
+            state,
+            ..SnoopConfig::default()
+        });
+        for n in 0..3 {
+            send(&mut s, ms(0), data_on(1000, n));
+            send(&mut s, ms(0), data_on(1001, n + 10));
+        }
+        assert_eq!(s.connections(), conns, "{state:?}");
+        // connection 1000's packet 1 lost: its dup ACKs act on its own cache only
+        feed(&mut s, ms(100), ack_on(1000, 1));
+        feed(&mut s, ms(110), ack_on(1000, 1));
+        let o = feed(&mut s, ms(120), ack_on(1000, 1));
+        if state == SnoopState::Connection {
+            assert_eq!(sent(&o), vec![1], "{state:?}");
+        }
+    }
+}
+
+#[test]
+fn sequence_numbers_wrap() {
+    // A transfer crossing 2^32: comparisons are modulo 2^32.
+    let base = u32::MAX / SEG - 1; // packets base.. cross the wrap
+    let mut s = snoop();
+    for n in base..base + 4 {
+        send(&mut s, ms(0), data(n));
+    }
+    feed(&mut s, ms(100), ack(base + 1));
+    feed(&mut s, ms(110), ack(base + 1));
+    let o = feed(&mut s, ms(120), ack(base + 1));
+    assert_eq!(
+        sent(&o),
+        vec![(base + 1).wrapping_mul(SEG) / SEG],
+        "local retransmission"
+    );
+    let o = feed(&mut s, ms(200), ack(base + 4));
+    assert_eq!(o.packets.len(), 1);
+    assert_eq!(s.poll_timeout(), None, "everything freed across the wrap");
+}
+
+#[test]
+fn eln_marks_dup_acks_for_data_lost_on_the_uplink() {
+    // Wireless host MH:2000 sends to FH:1000; its packet 1 is lost on the uplink, 2 arrives.
+    for eln in [false, true] {
+        let mut s = Snoop::new(SnoopConfig {
+            eln,
+            ..SnoopConfig::default()
+        });
+        for n in [0, 2] {
+            let p = tcp(
+                (MH, 2000),
+                (FH, 1000),
+                n * SEG,
+                0,
+                TcpRepr::PSH | TcpRepr::ACK,
+                1000,
+            );
+            let o = feed(&mut s, ms(n as u64), Frame::new(&[0x0], p.into_bytes()));
+            assert_eq!(o.packets.len(), 1, "uplink data is delivered");
+        }
+        // the fixed host ACKs "next 1" twice (new, then dup)
+        let down = |s: &mut Snoop, t| {
+            let a = tcp((FH, 1000), (MH, 2000), 0, SEG, TcpRepr::ACK, 40);
+            let o = send(s, ms(t), a);
+            let b = o.frames[0].payload_from(1).unwrap();
+            TcpRepr::parse(&b[20..]).unwrap().flags & TcpRepr::ECE != 0
+        };
+        // "next 1" never crossed the uplink and 2 did: a gap -> marked when ELN is on
+        assert_eq!(down(&mut s, 10), eln);
+        assert_eq!(down(&mut s, 20), eln, "dup ACK");
+    }
+}
+
+#[test]
+fn malformed_and_non_tcp_input_passes_through_unharmed() {
+    let mut s = snoop();
+    send_all(&mut s, ms(0), 0..3);
+    let junk: [&[u8]; 7] = [
+        &[0x00],                             // empty body
+        &[0x00, 0x45, 0x00],                 // truncated IPv4
+        &[0x00, 0x65, 0, 0, 0, 0, 0, 0, 0],  // not IPv4
+        &[0x00, 0x41, 0, 0, 20, 0, 0, 0, 0], // bad header length
+        &[0x00; 41],                         // version 0
+        &[
+            0x00, 0x45, 0, 0, 40, 0, 0, 0, 0, 32, 6, 0, 0, 10, 0, 0, 3, 10, 0, 0, 1,
+        ], // TCP cut
+        &[
+            0xA0, 0x45, 0, 0, 28, 0, 0, 0, 0, 32, 17, 0, 0, 10, 0, 0, 3, 10, 0, 0, 1, 0, 0, 0, 0,
+            0, 0, 0, 0,
+        ], // UDP
+    ];
+    for (i, j) in junk.iter().enumerate() {
+        let f = Frame::from_wire(bytes::Bytes::copy_from_slice(j)).unwrap();
+        let o = feed(&mut s, ms(10 + i as u64), f);
+        assert_eq!(o.packets.len(), 1, "junk {i} delivered as Default would");
+        assert_eq!(o.packets[0].as_slice(), &j[1..]);
+        assert!(o.frames.is_empty());
+    }
+    // a TCP header claiming 60 bytes in a 40-byte packet: not parsed, passed on
+    let mut p = tcp((MH, 2000), (FH, 1000), 0, SEG, TcpRepr::ACK, 40)
+        .into_bytes()
+        .to_vec();
+    p[32] = 0xf0;
+    let o = feed(&mut s, ms(50), Frame::new(&[0x0], p.into()));
+    assert_eq!(o.packets.len(), 1);
+    // down: a non-TCP packet is forwarded as a Default frame
+    let o = send(&mut s, ms(60), crate::testing::numbered(7, 50));
+    assert_eq!(o.frames[0].len(), 51);
+    // the cache is intact: dup ACKs still work
+    feed(&mut s, ms(100), ack(1));
+    feed(&mut s, ms(110), ack(1));
+    assert_eq!(sent(&feed(&mut s, ms(120), ack(1))), vec![1]);
+    assert_eq!(s.stats().malformed_frames, 0);
+}
+
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[derive(Debug, Clone)]
+    enum Ev {
+        Data(u32),
+        Ack(u32),
+        Tick,
+    }
+
+    fn ev() -> impl Strategy<Value = Ev> {
+        prop_oneof![
+            (0u32..40).prop_map(Ev::Data),
+            (0u32..40).prop_map(Ev::Ack),
+            Just(Ev::Tick),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 2_000, ..ProptestConfig::default() })]
+
+        /// Any interleaving of data, ACKs and timer expiries: data is forwarded at once and
+        /// unchanged, a new (higher) ACK is never suppressed, retransmissions are copies of cached
+        /// packets and bounded by SNOOP_MAX_RXMIT per packet, suppression only hits duplicates.
+        #[test]
+        fn invariants_under_any_interleaving(
+            evs in proptest::collection::vec((ev(), 0u64..400), 1..120),
+            buffer in 1u16..12,
+        ) {
+            let mut s = Snoop::new(SnoopConfig { buffer, ..SnoopConfig::default() });
+            let mut now = Instant::ZERO;
+            let mut highest_ack: Option<u32> = None;
+            let mut seen = std::collections::BTreeSet::new();
+            let mut rx = std::collections::BTreeMap::<u32, u32>::new();
+            for (e, dt) in evs {
+                now += crate::time::Duration::from_millis(dt);
+                let out = match e {
+                    Ev::Data(n) => {
+                        let p = data(n);
+                        let o = send(&mut s, now, p.clone());
+                        prop_assert_eq!(o.frames.len(), 1);
+                        prop_assert_eq!(&o.frames[0].payload_from(1).unwrap()[..], p.as_slice());
+                        seen.insert(n);
+                        continue;
+                    }
+                    Ev::Ack(n) => {
+                        let o = feed(&mut s, now, ack(n));
+                        if highest_ack.is_none_or(|h| n > h) {
+                            prop_assert_eq!(o.packets.len(), 1, "new ACK {} suppressed", n);
+                            highest_ack = Some(n);
+                        }
+                        o
+                    }
+                    Ev::Tick => match s.poll_timeout() {
+                        Some(t) => {
+                            now = now.max(t);
+                            timeout(&mut s, now)
+                        }
+                        None => continue,
+                    },
+                };
+                for n in sent(&out) {
+                    prop_assert!(seen.contains(&n), "retransmitted {} never sent", n);
+                    let k = rx.entry(n).or_default();
+                    *k += 1;
+                }
+            }
+            // a packet re-sent by TCP resets its count, so bound by sends x 10
+            prop_assert!(s.stats().retransmissions <= 10 * (s.stats().packets_in + 1));
+            prop_assert!(s.stats().acks_suppressed <= s.stats().frames_received);
+        }
+    }
+}

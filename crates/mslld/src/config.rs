@@ -1,0 +1,366 @@
+//! The daemon's TOML configuration and the one place that turns it into an `Endpoint`.
+//!
+//! ```toml
+//! bind = "198.18.0.1:7000"        # local UDP address
+//! peer = "198.18.0.2:7000"        # the other daemon
+//! key = "<64 hex digits>"         # pre-shared key (or key_file = "/etc/mslld.key")
+//! control = "/run/mslld.sock"     # optional: Unix socket for `mslld stats`
+//!
+//! [tun]
+//! name = "msll0"
+//! address = "198.19.0.1"
+//! prefix = 24
+//! mtu = 1400
+//!
+//! [link]                          # the link the schemes think they run on
+//! rate_mbps = 20.0                # pace IP and frames at this rate (VirtualLink)
+//! delay_ms = 20.0                 # one-way delay the scheme timers are derived from
+//!
+//! [msll]                          # msll_proto::MsllConfig, passed through verbatim
+//! services = [{ kind = "default" }, { kind = "sr", nak_policy = "per-frame" }]
+//! names = ["default", "bulk"]     # optional labels for stats and logs (daemon-only key)
+//! classifier = { kind = "heuristic", rules = [{ protocol = 6, service = 1 }] }
+//! scheduler = "scfq"
+//! rates = [1.0, 2.0]
+//! queue_limit = 256
+//!
+//! [impair]                        # testing only: loss and delay on datagrams received
+//! error = { model = "bernoulli", p = 0.05 }
+//! delay_ms = 20.0
+//! seed = 1
+//! ```
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::{Path, PathBuf};
+
+use msll_proto::{DataRate, Duration, Endpoint, LinkInfo, MsllConfig, Role};
+use msll_sim::error_model::ErrorSpec;
+use serde::{Deserialize, Serialize};
+
+use crate::wire::Psk;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    pub bind: SocketAddr,
+    pub peer: SocketAddr,
+    /// Pre-shared key, 64 hex digits. Prefer `key_file` outside tests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_file: Option<PathBuf>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub control: Option<PathBuf>,
+    pub tun: TunConfig,
+    pub link: LinkConfig,
+    pub msll: MsllSection,
+    /// Which end this daemon is: only Snoop (base station side) cares.
+    #[serde(default = "default_role")]
+    pub role: Role,
+    #[serde(default)]
+    pub limits: Limits,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub impair: Option<ImpairConfig>,
+    /// Seconds between liveness hellos while the link is up.
+    #[serde(default = "default_hello_s")]
+    pub hello_interval_s: f64,
+}
+
+fn default_hello_s() -> f64 {
+    1.0
+}
+fn default_role() -> Role {
+    Role::Host
+}
+
+/// The `[msll]` section: msll-proto's own configuration of services, classifier, scheduler, rates
+/// and timer scaling, flattened in unchanged so new fields there need no daemon change; plus
+/// optional service labels.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(try_from = "toml::Table")]
+pub struct MsllSection {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub names: Vec<String>,
+    #[serde(flatten)]
+    pub config: MsllConfig,
+}
+
+// By hand rather than `flatten` on deserialisation: flatten would silently accept misspelt keys,
+// which MsllConfig's own `deny_unknown_fields` rejects when it sees the table directly.
+impl TryFrom<toml::Table> for MsllSection {
+    type Error = String;
+    fn try_from(mut t: toml::Table) -> Result<Self, String> {
+        let names = match t.remove("names") {
+            None => Vec::new(),
+            Some(v) => v.try_into().map_err(|e| format!("msll.names: {e}"))?,
+        };
+        let config = toml::Value::Table(t)
+            .try_into()
+            .map_err(|e: toml::de::Error| format!("msll: {e}"))?;
+        Ok(MsllSection { names, config })
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TunConfig {
+    #[serde(default = "default_tun_name")]
+    pub name: String,
+    pub address: Ipv4Addr,
+    #[serde(default = "default_prefix")]
+    pub prefix: u8,
+    #[serde(default = "default_mtu")]
+    pub mtu: u16,
+}
+
+fn default_tun_name() -> String {
+    "msll0".into()
+}
+fn default_prefix() -> u8 {
+    24
+}
+fn default_mtu() -> u16 {
+    1400
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkConfig {
+    /// Nominal rate of the emulated link: IP is accepted and frames leave at this rate.
+    pub rate_mbps: f64,
+    /// One-way delay used to derive the schemes' default timers (it does not add delay; see
+    /// `impair.delay_ms` for that).
+    #[serde(default = "default_delay_ms")]
+    pub delay_ms: f64,
+    /// Largest packet payload, for the schemes' timer derivation; default: the TUN MTU.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frame_payload: Option<usize>,
+}
+
+fn default_delay_ms() -> f64 {
+    5.0
+}
+
+/// Queue limits that keep memory bounded under overload: excess is dropped and counted.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Limits {
+    /// Packets read from TUN waiting for the classifier's pacing.
+    #[serde(default = "default_ingress")]
+    pub ingress_packets: usize,
+    /// Frames waiting in the Endpoint's scheduler before the daemon stops feeding it packets.
+    #[serde(default = "default_backlog")]
+    pub backlog_frames: usize,
+    /// Datagrams held by the impairment delay line.
+    #[serde(default = "default_delay_line")]
+    pub delay_line: usize,
+}
+
+fn default_ingress() -> usize {
+    64
+}
+fn default_backlog() -> usize {
+    32
+}
+fn default_delay_line() -> usize {
+    16_384
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            ingress_packets: default_ingress(),
+            backlog_frames: default_backlog(),
+            delay_line: default_delay_line(),
+        }
+    }
+}
+
+/// Emulated impairment of the datagrams this daemon receives (loss from the simulator's error
+/// models, plus a fixed delay), so tests need no kernel queueing disciplines.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ImpairConfig {
+    pub error: ErrorSpec,
+    #[serde(default)]
+    pub delay_ms: f64,
+    #[serde(default)]
+    pub seed: u64,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("reading {0}: {1}")]
+    Io(PathBuf, std::io::Error),
+    #[error("parsing config: {0}")]
+    Parse(#[from] toml::de::Error),
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl Config {
+    pub fn from_file(path: &Path) -> Result<Config, ConfigError> {
+        let s =
+            std::fs::read_to_string(path).map_err(|e| ConfigError::Io(path.to_path_buf(), e))?;
+        let c: Config = toml::from_str(&s)?;
+        c.validate()?;
+        Ok(c)
+    }
+
+    pub fn from_toml(s: &str) -> Result<Config, ConfigError> {
+        let c: Config = toml::from_str(s)?;
+        c.validate()?;
+        Ok(c)
+    }
+
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let bad = |m: String| Err(ConfigError::Invalid(m));
+        self.msll
+            .config
+            .validate()
+            .map_err(|e| ConfigError::Invalid(format!("msll.{e}")))?;
+        let n = self.msll.config.services.len();
+        if !self.msll.names.is_empty() && self.msll.names.len() != n {
+            return bad(format!(
+                "msll.names: {} given for {n} services",
+                self.msll.names.len()
+            ));
+        }
+        if !(self.link.rate_mbps.is_finite() && self.link.rate_mbps > 0.0) {
+            return bad(format!("link.rate_mbps = {}", self.link.rate_mbps));
+        }
+        if !(self.link.delay_ms.is_finite() && self.link.delay_ms >= 0.0) {
+            return bad(format!("link.delay_ms = {}", self.link.delay_ms));
+        }
+        if self.tun.mtu < 576 || self.tun.prefix > 32 {
+            return bad("tun.mtu must be >= 576 and tun.prefix <= 32".into());
+        }
+        if !(self.hello_interval_s.is_finite() && self.hello_interval_s > 0.0) {
+            return bad(format!("hello_interval_s = {}", self.hello_interval_s));
+        }
+        if self.limits.ingress_packets == 0 || self.limits.backlog_frames == 0 {
+            return bad("limits must be positive".into());
+        }
+        if let Some(im) = &self.impair {
+            im.error
+                .validate()
+                .map_err(|e| ConfigError::Invalid(format!("impair.error: {e}")))?;
+            if !(im.delay_ms.is_finite() && im.delay_ms >= 0.0) {
+                return bad(format!("impair.delay_ms = {}", im.delay_ms));
+            }
+        }
+        self.psk()?;
+        Ok(())
+    }
+
+    pub fn psk(&self) -> Result<Psk, ConfigError> {
+        let text = match (&self.key, &self.key_file) {
+            (Some(k), None) => k.clone(),
+            (None, Some(p)) => {
+                std::fs::read_to_string(p).map_err(|e| ConfigError::Io(p.clone(), e))?
+            }
+            _ => {
+                return Err(ConfigError::Invalid(
+                    "set exactly one of key, key_file".into(),
+                ))
+            }
+        };
+        Psk::from_hex(&text).map_err(ConfigError::Invalid)
+    }
+
+    pub fn rate(&self) -> DataRate {
+        DataRate::from_bps((self.link.rate_mbps * 1e6).round().max(1.0) as u64)
+            .expect("positive rate")
+    }
+
+    pub fn link_info(&self) -> LinkInfo {
+        LinkInfo {
+            rate: self.rate(),
+            delay: Duration::from_secs_f64(self.link.delay_ms / 1e3),
+            frame_payload: self.link.frame_payload.unwrap_or(self.tun.mtu as usize),
+        }
+    }
+
+    pub fn service_names(&self) -> Vec<String> {
+        self.msll
+            .config
+            .services
+            .iter()
+            .enumerate()
+            .map(|(i, s)| self.msll.names.get(i).cloned().unwrap_or_else(|| s.label()))
+            .collect()
+    }
+
+    /// A fresh Endpoint: at start, and whenever the peer restarts (both ends' scheme state must
+    /// start from zero together).
+    pub fn build_endpoint(&self) -> Endpoint {
+        self.msll
+            .config
+            .build(&self.link_info(), self.role, Some(self.rate()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub const SAMPLE: &str = r#"
+bind = "127.0.0.1:7000"
+peer = "127.0.0.1:7001"
+key = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+[tun]
+address = "198.19.0.1"
+[link]
+rate_mbps = 20
+delay_ms = 10
+[msll]
+services = [{ kind = "default" }, { kind = "sr", nak_policy = "per-frame" }, { kind = "rlp", delivery = "out-of-sequence", max_naks = 1 }]
+names = ["default", "bulk"]
+classifier = { kind = "heuristic", rules = [{ protocol = 6, service = 1 }, { protocol = 17, service = 2 }] }
+rates = [1, 2, 1]
+queue_limit = 256
+[impair]
+error = { model = "bernoulli", p = 0.05 }
+delay_ms = 10
+"#;
+
+    #[test]
+    fn sample_parses_and_builds() {
+        let c = Config::from_toml(SAMPLE);
+        assert!(c.is_err(), "names must match the services");
+        let c = Config::from_toml(&SAMPLE.replace(r#""bulk"]"#, r#""bulk", "rt"]"#)).unwrap();
+        assert_eq!(c.service_names(), ["default", "bulk", "rt"]);
+        assert_eq!(c.rate().bps(), 20_000_000);
+        assert_eq!(c.tun.mtu, 1400);
+        let ep = c.build_endpoint();
+        assert_eq!(ep.service_names(), ["default", "sr-m2", "rlp-oos"]);
+        let tcp = crate::bench::ip_packet(100, 0);
+        let mut tcp = tcp.clone();
+        tcp[9] = 6;
+        let p = msll_proto::Packet::from_vec(tcp);
+        assert_eq!(ep.classifier().classify(&p), 1, "classifier passes through");
+        let no_names = SAMPLE.replace("names = [\"default\", \"bulk\"]\n", "");
+        let c = Config::from_toml(&no_names).unwrap();
+        assert_eq!(c.service_names(), ["default", "sr-m2", "rlp-oos"]);
+    }
+
+    #[test]
+    fn rejects_bad_values() {
+        let cases = [
+            ("rate_mbps = 20", "rate_mbps = 0"),
+            ("protocol = 6, service = 1", "protocol = 6, service = 7"),
+            ("rates = [1, 2, 1]", "rates = [1, 2]"),
+            ("queue_limit = 256", "queue_limit = 256\nbogus = 3"),
+            ("p = 0.05", "p = 1.5"),
+            ("1c1d1e1f\"", "1c1d1e\""),
+            ("delay_ms = 10\n[msll]", "delay_ms = 10\nbogus = 1\n[msll]"),
+        ];
+        let good = SAMPLE.replace(r#""bulk"]"#, r#""bulk", "rt"]"#);
+        assert!(Config::from_toml(&good).is_ok());
+        for (from, to) in cases {
+            assert!(good.contains(from), "{from}");
+            let s = good.replacen(from, to, 1);
+            assert!(Config::from_toml(&s).is_err(), "accepted {to}");
+        }
+    }
+}

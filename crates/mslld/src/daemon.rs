@@ -1,0 +1,168 @@
+//! The I/O loop: TUN (or an in-process channel) and one UDP socket around a [`Tunnel`].
+//!
+//! ```text
+//! loop {
+//!     send every pending datagram, write every pending IP packet;
+//!     wait for: shutdown | stats request | UDP datagram | IP packet | tunnel.poll_timeout();
+//!     feed that ONE input to the tunnel (which runs the Endpoint's run-loop contract);
+//! }
+//! ```
+//!
+//! Thin on purpose: no protocol decision is made here. Clock: one `std::time::Instant` epoch
+//! fixed at start, mapped to `msll_proto::Instant` nanoseconds (architecture sec. 2.5).
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use bytes::Bytes;
+use msll_proto::Instant;
+use tokio::net::UdpSocket;
+use tokio::sync::{mpsc, oneshot};
+use tracing::{info, warn};
+
+use crate::config::Config;
+use crate::tunnel::{Snapshot, Tunnel};
+use crate::wire::MAX_DATAGRAM;
+
+/// Where IP packets come from and go to.
+pub enum IpSide {
+    Tun(Arc<tun_rs::AsyncDevice>),
+    /// In-process packets (tests and `mslld bench`). Unlike TUN, the source waits while the
+    /// ingress queue is full instead of having its excess dropped.
+    Chan {
+        rx: mpsc::Receiver<Bytes>,
+        tx: mpsc::Sender<Bytes>,
+    },
+}
+
+/// A stats request from the control socket: the loop answers with a snapshot.
+pub type StatsRequest = oneshot::Sender<Snapshot>;
+
+/// A fresh random session id and the wall-clock counter base (see `wire.rs`).
+pub fn new_session() -> (u64, u64) {
+    let mut s = 0;
+    while s == 0 {
+        s = rand::random::<u64>();
+    }
+    let base = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    (s, base)
+}
+
+/// Create and configure the TUN device named in the config.
+pub fn open_tun(cfg: &Config) -> anyhow::Result<tun_rs::AsyncDevice> {
+    let dev = tun_rs::DeviceBuilder::new()
+        .name(&cfg.tun.name)
+        .ipv4(cfg.tun.address, cfg.tun.prefix, None)
+        .mtu(cfg.tun.mtu)
+        .build_async()
+        .map_err(|e| anyhow::anyhow!("creating TUN device {}: {e}", cfg.tun.name))?;
+    Ok(dev)
+}
+
+/// Run until `shutdown` resolves; returns the final counters.
+pub async fn run(
+    cfg: Config,
+    mut ip: IpSide,
+    socket: UdpSocket,
+    mut control: Option<mpsc::Receiver<StatsRequest>>,
+    shutdown: impl Future<Output = ()>,
+) -> anyhow::Result<Snapshot> {
+    let (session, base) = new_session();
+    let mut tunnel = Tunnel::new(&cfg, session, base)?;
+    let peer: SocketAddr = cfg.peer;
+    let epoch = std::time::Instant::now();
+    let now = move || Instant::from_nanos(epoch.elapsed().as_nanos() as u64);
+    let to_tokio = move |t: Instant| {
+        tokio::time::Instant::from_std(epoch + std::time::Duration::from_nanos(t.as_nanos()))
+    };
+    info!(session = %format!("{session:016x}"), bind = %cfg.bind, peer = %peer,
+          services = ?cfg.service_names(), rate_mbps = cfg.link.rate_mbps, "mslld running");
+    let mut ubuf = vec![0u8; MAX_DATAGRAM + 1];
+    let mut tbuf = vec![0u8; 65_536];
+    tokio::pin!(shutdown);
+    loop {
+        // Outputs first: the tunnel has already decided what to send.
+        while let Some(d) = tunnel.poll_datagram() {
+            if let Err(e) = socket.send_to(&d, peer).await {
+                tunnel.count_send_error();
+                warn!(error = %e, "UDP send failed");
+            }
+        }
+        while let Some(p) = tunnel.poll_ip() {
+            let ok = match &ip {
+                IpSide::Tun(dev) => dev.send(p.as_slice()).await.is_ok(),
+                IpSide::Chan { tx, .. } => tx.send(p.into_bytes()).await.is_ok(),
+            };
+            if !ok {
+                warn!("IP side write failed");
+            }
+        }
+        let deadline = tunnel.poll_timeout();
+        let sleep = tokio::time::sleep_until(to_tokio(deadline.unwrap_or(Instant::MAX).min(
+            // Wake at least once a minute so a lost deadline can never stall the loop.
+            now() + msll_proto::Duration::from_secs(60),
+        )));
+        let ip_open = !matches!(&ip, IpSide::Chan { .. }) || !tunnel.ingress_full();
+        tokio::select! {
+            biased;
+            _ = &mut shutdown => break,
+            Some(req) = async { match &mut control { Some(c) => c.recv().await, None => None } } => {
+                let _ = req.send(tunnel.snapshot());
+            }
+            r = socket.recv_from(&mut ubuf) => match r {
+                Ok((n, _from)) => {
+                    tunnel.on_datagram(now(), ubuf[..n].to_vec());
+                    // Drain what else is queued without another trip through the scheduler.
+                    for _ in 0..63 {
+                        match socket.try_recv_from(&mut ubuf) {
+                            Ok((n, _)) => tunnel.on_datagram(now(), ubuf[..n].to_vec()),
+                            Err(_) => break,
+                        }
+                    }
+                }
+                Err(e) => warn!(error = %e, "UDP receive failed"),
+            },
+            r = ip_recv(&mut ip, &mut tbuf), if ip_open => match r {
+                Ok(Some(b)) => tunnel.on_ip_packet(now(), b),
+                Ok(None) => break,
+                Err(e) => warn!(error = %e, "IP side read failed"),
+            },
+            _ = sleep => tunnel.on_timeout(now()),
+        }
+    }
+    let snap = tunnel.snapshot();
+    info!(counters = ?snap.counters, "mslld stopped");
+    Ok(snap)
+}
+
+/// One packet from the IP side; `None` when an in-process source has closed.
+async fn ip_recv(ip: &mut IpSide, buf: &mut [u8]) -> std::io::Result<Option<Bytes>> {
+    match ip {
+        IpSide::Tun(dev) => {
+            let n = dev.recv(buf).await?;
+            Ok(Some(Bytes::copy_from_slice(&buf[..n])))
+        }
+        IpSide::Chan { rx, .. } => Ok(rx.recv().await),
+    }
+}
+
+/// SIGINT or SIGTERM.
+pub async fn shutdown_signal() {
+    use tokio::signal::unix::{signal, SignalKind};
+    let (Ok(mut int), Ok(mut term)) = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) else {
+        warn!("cannot install signal handlers; stop with SIGKILL");
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = int.recv() => info!("SIGINT"),
+        _ = term.recv() => info!("SIGTERM"),
+    }
+}

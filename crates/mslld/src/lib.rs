@@ -1,0 +1,28 @@
+//! mslld: the multi-service link layer as a tunnel daemon.
+//!
+//! ```text
+//!   host A                                                    host B
+//!   IP stack                                                  IP stack
+//!     | TUN msll0                                               ^ TUN msll0
+//!     v                                                         |
+//!   Tunnel: ingress queue -> Endpoint (classifier, services,    Tunnel: auth/replay -> Endpoint
+//!           scheduler) -> VirtualLink pacing -> seal                    -> poll_deliver -> TUN
+//!     |                                                         ^
+//!     +------------- UDP datagrams (XChaCha20-Poly1305) --------+
+//! ```
+//!
+//! The protocol logic is `msll_proto::Endpoint`, the same object the simulator drives. This crate
+//! adds the I/O loop (`daemon`), a sans-IO `Tunnel` holding the session/replay/pacing logic, the
+//! datagram format (`wire`), emulated impairment (`impair`) and the stats socket (`control`).
+//! Threat model and operation: docs/mslld.md.
+
+pub mod bench;
+pub mod config;
+pub mod control;
+pub mod daemon;
+pub mod impair;
+pub mod tunnel;
+pub mod wire;
+
+pub use config::Config;
+pub use tunnel::{Snapshot, Tunnel};

@@ -1,0 +1,151 @@
+//! `mslld`: run the tunnel daemon, query its stats, benchmark it, make a key.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use msll_proto::SchemeConfig;
+use mslld::config::Config;
+use mslld::daemon::{self, IpSide};
+use tracing_subscriber::EnvFilter;
+
+#[derive(Parser)]
+#[command(
+    name = "mslld",
+    version,
+    about = "multi-service link layer tunnel daemon"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Run the daemon (needs CAP_NET_ADMIN for the TUN device).
+    Run {
+        #[arg(long, short)]
+        config: PathBuf,
+        /// Log as JSON lines instead of text. Filter with RUST_LOG (default: info).
+        #[arg(long)]
+        log_json: bool,
+    },
+    /// Print a running daemon's counters as JSON.
+    Stats {
+        /// The daemon's control socket (config key `control`).
+        #[arg(long)]
+        control: PathBuf,
+    },
+    /// Loopback throughput with encryption on and no loss (in-process, no TUN needed).
+    Bench {
+        /// Schemes to run: default, sr-m2 (or sr, sr-m1), rlp, rlp-oos, gbn, xor.
+        #[arg(long, value_delimiter = ',', default_value = "default,sr-m2")]
+        scheme: Vec<String>,
+        #[arg(long, default_value_t = 3.0)]
+        seconds: f64,
+        #[arg(long, default_value_t = 1400)]
+        size: usize,
+    },
+    /// Print a fresh random pre-shared key (64 hex digits).
+    Keygen,
+    /// Check a configuration file and print it as understood.
+    Check {
+        #[arg(long, short)]
+        config: PathBuf,
+    },
+}
+
+fn scheme_by_name(s: &str) -> anyhow::Result<SchemeConfig> {
+    SchemeConfig::from_name(s).ok_or_else(|| anyhow::anyhow!("unknown scheme {s}"))
+}
+
+fn init_logs(json: bool) {
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let b = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    if json {
+        b.json().init();
+    } else {
+        b.init();
+    }
+}
+
+fn run_daemon(cfg: Config) -> anyhow::Result<()> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async move {
+        let socket = tokio::net::UdpSocket::bind(cfg.bind)
+            .await
+            .with_context(|| format!("binding UDP {}", cfg.bind))?;
+        let dev = daemon::open_tun(&cfg)?;
+        let (control, _guard) = match &cfg.control {
+            Some(p) => {
+                let (rx, g) = mslld::control::serve(p)?;
+                (Some(rx), Some(g))
+            }
+            None => (None, None),
+        };
+        daemon::run(
+            cfg,
+            IpSide::Tun(Arc::new(dev)),
+            socket,
+            control,
+            daemon::shutdown_signal(),
+        )
+        .await?;
+        Ok(())
+    })
+}
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    match cli.cmd {
+        Cmd::Run { config, log_json } => {
+            init_logs(log_json);
+            let cfg = Config::from_file(&config)?;
+            run_daemon(cfg)
+        }
+        Cmd::Stats { control } => {
+            let reply = mslld::control::query(&control)?;
+            let v: serde_json::Value =
+                serde_json::from_str(reply.trim()).context("daemon reply is not JSON")?;
+            println!("{}", serde_json::to_string_pretty(&v)?);
+            Ok(())
+        }
+        Cmd::Bench {
+            scheme,
+            seconds,
+            size,
+        } => {
+            init_logs(false);
+            println!("scheme,packet_bytes,seconds,packets,gbit_per_s,cpu_s_per_gbit,cpu_cores");
+            for s in scheme {
+                let r = mslld::bench::run(scheme_by_name(&s)?, seconds, size)?;
+                println!(
+                    "{},{},{:.2},{},{:.3},{:.3},{:.2}",
+                    s,
+                    r.packet_bytes,
+                    r.seconds,
+                    r.packets,
+                    r.gbit_per_s,
+                    r.cpu_s_per_gbit,
+                    r.cpu_cores
+                );
+            }
+            Ok(())
+        }
+        Cmd::Keygen => {
+            let k: [u8; 32] = rand::random();
+            println!("{}", mslld::wire::Psk(k).to_hex());
+            Ok(())
+        }
+        Cmd::Check { config } => {
+            let cfg = Config::from_file(&config)?;
+            print!("{}", toml::to_string_pretty(&cfg)?);
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,556 @@
+//! `Tunnel`: everything the daemon does between its two sockets, as a sans-IO state machine.
+//!
+//! ```text
+//!   TUN read --on_ip_packet--> [ingress queue, bounded] --(next_accept, backlog limit)--> Endpoint
+//!                                                                                        |
+//!   UDP send <--poll_datagram-- [seal] <-- VirtualLink free? -- poll_transmit ------------+
+//!
+//!   UDP recv --on_datagram--> [Lossy] --> [open: auth] --> [PeerState: replay/session] --> Endpoint
+//!   TUN write <--poll_ip------------------------------------------- poll_deliver ----------+
+//! ```
+//!
+//! The I/O loop (`daemon.rs`) only moves bytes and sleeps until `poll_timeout`; the protocol is in
+//! `msll_proto::Endpoint`, and the session, replay and pacing logic here, so tests drive two
+//! `Tunnel`s through an in-memory wire with explicit times.
+//!
+//! Sessions: each start draws a random session id; datagrams carry it and echo the peer's. Frames
+//! reach the Endpoint only when the echo names our current session, and the link counts as up
+//! only once the peer has echoed it. When the peer restarts (a new session with newer counters),
+//! our Endpoint is rebuilt, so both ends' sequence state starts from zero together and neither
+//! wedges on the other's stale windows.
+
+use std::collections::VecDeque;
+
+use bytes::Bytes;
+use msll_proto::{DataRate, Duration, Endpoint, Frame, Instant, Packet, ServiceStats};
+use serde::Serialize;
+use tracing::{debug, info, warn};
+
+use crate::config::{Config, Limits};
+use crate::impair::Lossy;
+use crate::wire::{Admit, Cipher, DecodeError, Header, Kind, PeerState};
+
+/// Timer lateness the pacing tolerates: an OS timer fires up to ~1 ms late (tokio's wheel has
+/// millisecond resolution), while a 1400-byte frame takes 0.56 ms at 20 Mbit/s. Without credit
+/// for that lateness the daemon would send below the nominal rate; with it, it catches up in a
+/// burst of at most this long.
+pub const PACING_SLACK: Duration = Duration::from_millis(2);
+/// Hello period before the peer has echoed our session.
+const HELLO_UNSYNCED: Duration = Duration::from_millis(100);
+/// Least spacing of hellos sent in reaction to unsynchronised data.
+const HELLO_MIN_GAP: Duration = Duration::from_millis(20);
+
+/// The link's "transmitter free" signal (architecture sec. 2.5): a UDP socket is almost always
+/// writable, so without it the scheduler would never hold a backlog to schedule.
+#[derive(Debug, Clone)]
+pub struct VirtualLink {
+    rate: DataRate,
+    busy_until: Instant,
+}
+
+impl VirtualLink {
+    pub fn new(rate: DataRate) -> Self {
+        VirtualLink {
+            rate,
+            busy_until: Instant::ZERO,
+        }
+    }
+    pub fn is_free(&self, now: Instant) -> bool {
+        self.busy_until <= now
+    }
+    pub fn free_at(&self) -> Instant {
+        self.busy_until
+    }
+    /// Start sending `bytes`: the link is busy for their serialisation time, counted from when
+    /// it became free (at most `PACING_SLACK` in the past) so late wake-ups keep the rate.
+    pub fn start(&mut self, now: Instant, bytes: usize) {
+        let from = self.busy_until.max(now - PACING_SLACK);
+        self.busy_until = from + self.rate.tx_time(bytes);
+    }
+}
+
+/// Daemon-level counters (the schemes' own are in `ServiceStats`).
+#[derive(Debug, Default, Clone, Copy, Serialize)]
+pub struct Counters {
+    pub ip_in: u64,
+    pub ip_out: u64,
+    /// IP packets dropped because the ingress queue was full (overload, or link down).
+    pub ingress_dropped: u64,
+    pub datagrams_in: u64,
+    pub datagrams_out: u64,
+    pub bytes_in: u64,
+    pub bytes_out: u64,
+    pub hellos_out: u64,
+    pub frames_to_endpoint: u64,
+    /// Failed authentication: forged, corrupted or wrong key. Dropped, no state touched.
+    pub auth_failed: u64,
+    /// Too short, too long, bad version/type, or a badly shaped authentic datagram.
+    pub malformed: u64,
+    pub replayed: u64,
+    pub stale_session: u64,
+    pub reflected: u64,
+    /// Authentic data whose echo did not name our session (sent before the peer knew it).
+    pub unsynced: u64,
+    pub peer_restarts: u64,
+    pub impair_lost: u64,
+    pub impair_overflow: u64,
+    pub send_errors: u64,
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+struct DelayStat {
+    n: u64,
+    sum: Duration,
+    max: Duration,
+}
+
+impl DelayStat {
+    fn add(&mut self, d: Duration) {
+        self.n += 1;
+        self.sum += d;
+        self.max = self.max.max(d);
+    }
+}
+
+/// Per-service view for the stats command.
+#[derive(Debug, Clone, Serialize)]
+pub struct ServiceSnapshot {
+    pub name: String,
+    pub scheme: &'static str,
+    /// Packets waiting in the daemon's ingress queue for this service.
+    pub ingress_queued: usize,
+    /// IP packets for this service dropped at the full ingress queue.
+    pub ingress_dropped: u64,
+    /// Time from the TUN read to the hand-over to the Endpoint (classifier pacing + backlog).
+    pub ingress_delay_ms_avg: f64,
+    pub ingress_delay_ms_max: f64,
+    /// Frames of this service in the scheduler queue now, and the queue's history (since the
+    /// last Endpoint reset): tail drops, longest length, mean wait for the link.
+    pub queue_len: usize,
+    pub queue_dropped: u64,
+    pub queue_max_len: usize,
+    pub queue_wait_ms_avg: f64,
+    /// Current link share (SCFQ rate / sum of rates).
+    pub share: f64,
+    /// Scheme counters (packets, frames, retransmissions, NAKs, FEC recoveries, give-ups, ...),
+    /// summed over Endpoint resets.
+    pub counters: ServiceStats,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Snapshot {
+    pub session: String,
+    pub peer_session: Option<String>,
+    pub link_up: bool,
+    pub now_s: f64,
+    pub counters: Counters,
+    pub endpoint_frames_transmitted: u64,
+    pub endpoint_frames_received: u64,
+    pub endpoint_unknown_service: u64,
+    /// Frames the scheduler refused because a service queue was full (msll.queue_limit).
+    pub endpoint_queue_drops: u64,
+    /// Frames waiting in the Endpoint's scheduler for the virtual link.
+    pub backlog_frames: u64,
+    pub ingress_queued: usize,
+    pub delay_line: usize,
+    pub services: Vec<ServiceSnapshot>,
+}
+
+pub struct Tunnel {
+    cfg: Config,
+    names: Vec<String>,
+    limits: Limits,
+    ep: Endpoint,
+    /// Last time handed to the Endpoint: kept monotonic although packets may be handed over at
+    /// their (slightly past) pacing instant.
+    ep_now: Instant,
+    link: VirtualLink,
+    cipher: Cipher,
+    session: u64,
+    counter: u64,
+    peer: PeerState,
+    synced: bool,
+    ingress: VecDeque<(Instant, Packet, u8)>,
+    ingress_per_service: Vec<usize>,
+    lossy: Option<Lossy>,
+    /// Datagrams received but not yet processed (handled in `pump` after the ingress feed, so
+    /// that feeding can still use pacing credit before the frame's `now` advances the clock).
+    rx_pending: Vec<Vec<u8>>,
+    out: VecDeque<Vec<u8>>,
+    to_ip: VecDeque<Packet>,
+    next_hello: Instant,
+    last_hello: Option<Instant>,
+    hello_interval: Duration,
+    counters: Counters,
+    retired: Vec<ServiceStats>,
+    delays: Vec<DelayStat>,
+    dropped_per_service: Vec<u64>,
+    now: Instant,
+}
+
+impl Tunnel {
+    /// `session` (nonzero, random per start) and `counter_base` (wall-clock nanoseconds at start)
+    /// come from the caller so tests are deterministic.
+    pub fn new(cfg: &Config, session: u64, counter_base: u64) -> anyhow::Result<Tunnel> {
+        anyhow::ensure!(session != 0, "session id 0 is reserved");
+        let psk = cfg.psk()?;
+        let n = cfg.msll.config.services.len();
+        let lossy = match &cfg.impair {
+            Some(im) => Some(Lossy::new(im, cfg.rate(), cfg.limits.delay_line)?),
+            None => None,
+        };
+        Ok(Tunnel {
+            names: cfg.service_names(),
+            limits: cfg.limits.clone(),
+            ep: cfg.build_endpoint(),
+            ep_now: Instant::ZERO,
+            link: VirtualLink::new(cfg.rate()),
+            cipher: Cipher::new(&psk),
+            session,
+            counter: counter_base,
+            peer: PeerState::default(),
+            synced: false,
+            ingress: VecDeque::new(),
+            ingress_per_service: vec![0; n],
+            lossy,
+            rx_pending: Vec::new(),
+            out: VecDeque::new(),
+            to_ip: VecDeque::new(),
+            next_hello: Instant::ZERO,
+            last_hello: None,
+            hello_interval: Duration::from_secs_f64(cfg.hello_interval_s),
+            counters: Counters::default(),
+            retired: vec![ServiceStats::default(); n],
+            delays: vec![DelayStat::default(); n],
+            dropped_per_service: vec![0; n],
+            now: Instant::ZERO,
+            cfg: cfg.clone(),
+        })
+    }
+
+    pub fn session(&self) -> u64 {
+        self.session
+    }
+    /// True once the peer has echoed our session: frames flow.
+    pub fn link_up(&self) -> bool {
+        self.synced
+    }
+    pub fn counters(&self) -> &Counters {
+        &self.counters
+    }
+
+    fn service_of(&self, p: &Packet) -> u8 {
+        let s = self.ep.classifier().classify(p);
+        // Mirrors the Endpoint: unmatched traffic goes to the default service 0.
+        if (s as usize) < self.names.len() {
+            s
+        } else {
+            0
+        }
+    }
+
+    /// An IP packet read from TUN.
+    pub fn on_ip_packet(&mut self, now: Instant, bytes: Bytes) {
+        self.now = self.now.max(now);
+        if bytes.is_empty() {
+            return;
+        }
+        self.counters.ip_in += 1;
+        let p = Packet::new(bytes);
+        let sid = self.service_of(&p);
+        if self.ingress.len() >= self.limits.ingress_packets {
+            self.counters.ingress_dropped += 1;
+            self.dropped_per_service[sid as usize] += 1;
+        } else {
+            self.ingress.push_back((now, p, sid));
+            self.ingress_per_service[sid as usize] += 1;
+        }
+        self.pump(now);
+    }
+
+    /// True when the daemon should stop reading its IP side (used by in-process IP sources that
+    /// can wait; a TUN device is always read and excess is dropped and counted instead).
+    pub fn ingress_full(&self) -> bool {
+        self.ingress.len() >= self.limits.ingress_packets
+    }
+
+    /// A datagram received on the UDP socket (any bytes, from anyone).
+    pub fn on_datagram(&mut self, now: Instant, datagram: Vec<u8>) {
+        self.now = self.now.max(now);
+        self.counters.datagrams_in += 1;
+        self.counters.bytes_in += datagram.len() as u64;
+        match &mut self.lossy {
+            Some(l) => l.arrive(now, datagram),
+            None => self.rx_pending.push(datagram),
+        }
+        self.pump(now);
+    }
+
+    pub fn on_timeout(&mut self, now: Instant) {
+        self.now = self.now.max(now);
+        self.pump(now);
+    }
+
+    fn receive(&mut self, now: Instant, datagram: &[u8]) {
+        let (hdr, payload) = match self.cipher.open(datagram) {
+            Ok(x) => x,
+            Err(DecodeError::Auth) => {
+                self.counters.auth_failed += 1;
+                debug!(len = datagram.len(), "datagram failed authentication");
+                return;
+            }
+            Err(e) => {
+                self.counters.malformed += 1;
+                debug!(len = datagram.len(), error = %e, "malformed datagram");
+                return;
+            }
+        };
+        match self.peer.admit(self.session, &hdr) {
+            Admit::Current => {}
+            Admit::NewSession { restarted } => {
+                if restarted {
+                    self.counters.peer_restarts += 1;
+                    warn!(peer_session = %format!("{:016x}", hdr.session), "peer restarted: resetting link-layer state");
+                    self.reset_endpoint();
+                } else {
+                    info!(peer_session = %format!("{:016x}", hdr.session), "peer session learned");
+                }
+                // Tell the peer our session at once, so it can start sending frames we accept.
+                self.next_hello = now;
+            }
+            Admit::Replay => {
+                self.counters.replayed += 1;
+                return;
+            }
+            Admit::StaleSession => {
+                self.counters.stale_session += 1;
+                return;
+            }
+            Admit::Reflected => {
+                self.counters.reflected += 1;
+                return;
+            }
+        }
+        let echoed = hdr.echo == self.session;
+        if echoed && !self.synced {
+            self.synced = true;
+            info!("link up: peer echoes our session");
+        }
+        if hdr.kind == Kind::Data {
+            if !echoed {
+                self.counters.unsynced += 1;
+                // Data from a peer that does not know our session yet: answer with a hello soon.
+                let soon = self
+                    .last_hello
+                    .map_or(now, |t| (t + HELLO_MIN_GAP).max(now));
+                self.next_hello = self.next_hello.min(soon);
+                return;
+            }
+            if let Some(frame) = Frame::from_wire(payload) {
+                self.counters.frames_to_endpoint += 1;
+                let t = self.ep_time(now);
+                self.ep.handle_frame(t, frame);
+            }
+        }
+    }
+
+    fn ep_time(&mut self, now: Instant) -> Instant {
+        self.ep_now = self.ep_now.max(now);
+        self.ep_now
+    }
+
+    fn reset_endpoint(&mut self) {
+        for (acc, s) in self.retired.iter_mut().zip(self.ep.service_stats()) {
+            acc.add(&s);
+        }
+        self.ep = self.cfg.build_endpoint();
+        self.synced = false;
+    }
+
+    /// Frames handed to the Endpoint's scheduler and not yet transmitted.
+    pub fn backlog(&self) -> u64 {
+        self.ep.scheduler().len() as u64
+    }
+
+    fn feed_ingress(&mut self, now: Instant) -> bool {
+        let mut progressed = false;
+        while self.synced && !self.ingress.is_empty() {
+            if self.backlog() >= self.limits.backlog_frames as u64 {
+                break;
+            }
+            // Hand the packet over at its pacing instant, if that has passed (see PACING_SLACK).
+            let t = self
+                .ep
+                .next_accept()
+                .max(self.ep_now)
+                .max(now - PACING_SLACK);
+            if t > now {
+                break;
+            }
+            let (arrived, p, sid) = self.ingress.pop_front().expect("nonempty");
+            self.ingress_per_service[sid as usize] -= 1;
+            self.delays[sid as usize].add(now - arrived);
+            self.ep_now = t;
+            self.ep.handle_packet(t, p);
+            progressed = true;
+        }
+        progressed
+    }
+
+    fn transmit(&mut self, now: Instant) -> bool {
+        let mut progressed = false;
+        while self.synced && self.link.is_free(now) {
+            let Some(f) = self.ep.poll_transmit(now) else {
+                break;
+            };
+            self.link.start(now, f.len());
+            self.seal(Kind::Data, |o| f.write_to(o));
+            progressed = true;
+        }
+        progressed
+    }
+
+    fn seal(&mut self, kind: Kind, payload: impl FnOnce(&mut Vec<u8>)) {
+        let hdr = Header {
+            kind,
+            session: self.session,
+            echo: self.peer.session.unwrap_or(0),
+            counter: self.counter,
+        };
+        self.counter = self.counter.wrapping_add(1);
+        let mut d = Vec::with_capacity(1500);
+        self.cipher.seal(&hdr, payload, &mut d);
+        self.counters.datagrams_out += 1;
+        self.counters.bytes_out += d.len() as u64;
+        self.out.push_back(d);
+    }
+
+    fn pump(&mut self, now: Instant) {
+        self.feed_ingress(now);
+        let mut due = std::mem::take(&mut self.rx_pending);
+        if let Some(l) = &mut self.lossy {
+            while let Some(d) = l.pop_due(now) {
+                due.push(d);
+            }
+        }
+        for d in due.drain(..) {
+            self.receive(now, &d);
+        }
+        // Reuse the allocation.
+        self.rx_pending = due;
+        if self.ep.poll_timeout().is_some_and(|t| t <= now) {
+            let t = self.ep_time(now);
+            self.ep.handle_timeout(t);
+        }
+        // Sending frees backlog room, which may admit more packets, which makes more frames.
+        while self.transmit(now) | self.feed_ingress(now) {}
+        while let Some(p) = self.ep.poll_deliver() {
+            self.counters.ip_out += 1;
+            self.to_ip.push_back(p);
+        }
+        if now >= self.next_hello {
+            self.seal(Kind::Hello, |_| {});
+            self.counters.hellos_out += 1;
+            self.last_hello = Some(now);
+            self.next_hello = now
+                + if self.synced {
+                    self.hello_interval
+                } else {
+                    HELLO_UNSYNCED
+                };
+        }
+        if let Some(l) = &self.lossy {
+            self.counters.impair_lost = l.lost;
+            self.counters.impair_overflow = l.overflow;
+        }
+    }
+
+    /// The next datagram to send to the peer.
+    pub fn poll_datagram(&mut self) -> Option<Vec<u8>> {
+        self.out.pop_front()
+    }
+
+    /// The next packet to write to TUN.
+    pub fn poll_ip(&mut self) -> Option<Packet> {
+        self.to_ip.pop_front()
+    }
+
+    /// When `on_timeout` must be called next.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        let mut t = Some(self.next_hello);
+        let mut min = |x: Option<Instant>| {
+            if let Some(x) = x {
+                t = Some(t.map_or(x, |t| t.min(x)));
+            }
+        };
+        min(self.ep.poll_timeout());
+        if let Some(l) = &self.lossy {
+            min(l.next_due());
+        }
+        if self.synced {
+            if self.ep.has_backlog() {
+                min(Some(self.link.free_at()));
+            }
+            if !self.ingress.is_empty() && self.backlog() < self.limits.backlog_frames as u64 {
+                min(Some(self.ep.next_accept().max(self.ep_now)));
+            }
+        }
+        t
+    }
+
+    pub fn count_send_error(&mut self) {
+        self.counters.send_errors += 1;
+    }
+
+    pub fn snapshot(&self) -> Snapshot {
+        let eps = self.ep.stats();
+        let sched = self.ep.scheduler();
+        let shares = self.ep.shares();
+        let services = self
+            .ep
+            .service_stats()
+            .iter()
+            .zip(self.ep.service_names())
+            .enumerate()
+            .map(|(i, (s, scheme))| {
+                let mut c = self.retired[i];
+                c.add(s);
+                let d = self.delays[i];
+                let q = sched.stats(i);
+                ServiceSnapshot {
+                    queue_len: sched.queue_len(i),
+                    queue_dropped: q.dropped,
+                    queue_max_len: q.max_len,
+                    queue_wait_ms_avg: q.mean_wait().as_millis_f64(),
+                    share: shares.get(i).copied().unwrap_or(0.0),
+                    name: self.names[i].clone(),
+                    scheme,
+                    ingress_queued: self.ingress_per_service[i],
+                    ingress_dropped: self.dropped_per_service[i],
+                    ingress_delay_ms_avg: if d.n == 0 {
+                        0.0
+                    } else {
+                        d.sum.as_millis_f64() / d.n as f64
+                    },
+                    ingress_delay_ms_max: d.max.as_millis_f64(),
+                    counters: c,
+                }
+            })
+            .collect();
+        Snapshot {
+            session: format!("{:016x}", self.session),
+            peer_session: self.peer.session.map(|s| format!("{s:016x}")),
+            link_up: self.synced,
+            now_s: self.now.as_secs_f64(),
+            counters: self.counters,
+            endpoint_frames_transmitted: eps.frames_transmitted,
+            endpoint_frames_received: eps.frames_received,
+            endpoint_unknown_service: eps.unknown_service,
+            endpoint_queue_drops: eps.queue_drops,
+            backlog_frames: self.backlog(),
+            ingress_queued: self.ingress.len(),
+            delay_line: self.lossy.as_ref().map_or(0, |l| l.held()),
+            services,
+        }
+    }
+}

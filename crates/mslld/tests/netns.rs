@@ -1,0 +1,464 @@
+//! Acceptance test with real TUN devices: two network namespaces joined by a veth pair, one
+//! `mslld` in each, 5 % emulated frame loss each way (the daemons' `[impair]`, no kernel qdisc).
+//!
+//! ```text
+//!  netns A                                              netns B
+//!  TCP/UDP client -> msll0 198.19.0.1 [mslld] 198.18.0.1 ==veth== 198.18.0.2 [mslld] msll0 198.19.0.2 -> server
+//! ```
+//!
+//! Phases (each restarts both daemons with another service): TCP bulk through Default, TCP bulk
+//! through SR/M2 (>= 3x the Default throughput, byte-exact), UDP CBR through RLP/OOS (< 1 %
+//! residual loss), then SIGTERM and restart of one daemon with a TCP transfer after it.
+//!
+//! Addresses come from 198.18.0.0/15 (RFC 2544, set aside for benchmarking) and exist only inside
+//! the namespaces this test creates and deletes. Skipped, with a message, where it cannot run:
+//! not root, no /dev/net/tun, no `ip netns`.
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_mslld");
+const KEY: &str = "5a5a5a5a0123456789abcdef0123456789abcdef0123456789abcdef5a5a5a5a";
+
+fn ip(args: &[&str]) -> Result<(), String> {
+    let out = Command::new("ip")
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("ip {}: {e}", args.join(" ")))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "ip {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+fn skip_reason() -> Option<String> {
+    if !nix::unistd::geteuid().is_root() {
+        return Some("not root".into());
+    }
+    if !Path::new("/dev/net/tun").exists() {
+        return Some("/dev/net/tun missing".into());
+    }
+    let probe = format!("msllprobe{}", std::process::id());
+    if let Err(e) = ip(&["netns", "add", &probe]) {
+        return Some(format!("cannot create a network namespace ({e})"));
+    }
+    let _ = ip(&["netns", "del", &probe]);
+    None
+}
+
+/// Namespaces, veth pair, temp dir and daemons; all removed on drop, even after a failure.
+struct Lab {
+    ns: [String; 2],
+    dir: PathBuf,
+    daemons: [Option<Child>; 2],
+}
+
+impl Lab {
+    fn new() -> Result<Lab, String> {
+        let id = std::process::id();
+        let ns = [format!("msllA{id}"), format!("msllB{id}")];
+        let dir = std::env::temp_dir().join(format!("mslld-netns-{id}"));
+        std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+        let lab = Lab {
+            ns: ns.clone(),
+            dir,
+            daemons: [None, None],
+        };
+        let (va, vb) = (
+            format!("mva{}", id % 100_000),
+            format!("mvb{}", id % 100_000),
+        );
+        ip(&["netns", "add", &ns[0]])?;
+        ip(&["netns", "add", &ns[1]])?;
+        ip(&[
+            "link", "add", &va, "netns", &ns[0], "type", "veth", "peer", "name", &vb, "netns",
+            &ns[1],
+        ])?;
+        for (n, dev, addr) in [
+            (&ns[0], &va, "198.18.0.1/30"),
+            (&ns[1], &vb, "198.18.0.2/30"),
+        ] {
+            ip(&["-n", n, "addr", "add", addr, "dev", dev])?;
+            ip(&["-n", n, "link", "set", dev, "up"])?;
+            ip(&["-n", n, "link", "set", "lo", "up"])?;
+        }
+        Ok(lab)
+    }
+
+    fn config(&self, side: usize, services: &str) -> PathBuf {
+        let (me, other) = if side == 0 { (1, 2) } else { (2, 1) };
+        let text = format!(
+            r#"
+bind = "198.18.0.{me}:7000"
+peer = "198.18.0.{other}:7000"
+key = "{KEY}"
+control = "{ctl}"
+[tun]
+name = "msll0"
+address = "198.19.0.{me}"
+prefix = 24
+mtu = 1400
+[link]
+rate_mbps = 10
+delay_ms = 10
+[msll]
+services = [{services}]
+queue_limit = 256
+[impair]
+error = {{ model = "bernoulli", p = 0.05 }}
+delay_ms = 10
+seed = {seed}
+"#,
+            ctl = self.control(side).display(),
+            seed = 100 + side,
+        );
+        let p = self.dir.join(format!("side{side}.toml"));
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    fn control(&self, side: usize) -> PathBuf {
+        self.dir.join(format!("side{side}.sock"))
+    }
+
+    fn start(&mut self, side: usize, services: &str) {
+        let cfg = self.config(side, services);
+        let log = File::create(self.dir.join(format!("side{side}.log"))).unwrap();
+        let child = Command::new("ip")
+            .args(["netns", "exec", &self.ns[side], BIN, "run", "--config"])
+            .arg(&cfg)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("spawn mslld");
+        self.daemons[side] = Some(child);
+    }
+
+    /// SIGTERM one daemon and wait for its clean exit.
+    fn stop(&mut self, side: usize) -> std::process::ExitStatus {
+        let mut c = self.daemons[side].take().expect("running");
+        // `ip netns exec` execs the daemon, so this pid is mslld itself.
+        let pid = nix::unistd::Pid::from_raw(c.id() as i32);
+        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
+        let t0 = Instant::now();
+        loop {
+            if let Some(s) = c.try_wait().unwrap() {
+                return s;
+            }
+            if t0.elapsed() > Duration::from_secs(5) {
+                let _ = c.kill();
+                return c.wait().unwrap();
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn stats(&self, side: usize) -> Option<serde_json::Value> {
+        let s = mslld::control::query(&self.control(side)).ok()?;
+        serde_json::from_str(s.trim()).ok()
+    }
+
+    /// Both daemons report the link up (each has seen the other's session echoed).
+    fn wait_up(&self) {
+        let t0 = Instant::now();
+        while t0.elapsed() < Duration::from_secs(10) {
+            let up = |s| self.stats(s).is_some_and(|v| v["link_up"] == true);
+            if up(0) && up(1) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("link did not come up; logs in {}", self.dir.display());
+    }
+
+    fn log(&self, side: usize) -> String {
+        std::fs::read_to_string(self.dir.join(format!("side{side}.log"))).unwrap_or_default()
+    }
+}
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        for side in 0..2 {
+            if self.daemons[side].is_some() {
+                self.stop(side);
+            }
+        }
+        for n in &self.ns {
+            let _ = ip(&["netns", "del", n]);
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Run `f` on a thread inside namespace `ns` (network namespaces are per thread on Linux).
+fn in_ns<T: Send + 'static>(
+    ns: &str,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> std::thread::JoinHandle<T> {
+    let path = format!("/var/run/netns/{ns}");
+    std::thread::spawn(move || {
+        let fd = File::open(&path).expect("namespace file");
+        nix::sched::setns(fd, nix::sched::CloneFlags::CLONE_NEWNET).expect("setns");
+        f()
+    })
+}
+
+/// Deterministic byte stream: the sender and the check agree on it without storing it.
+struct Pattern(u64);
+impl Pattern {
+    fn fill(&mut self, buf: &mut [u8]) {
+        for chunk in buf.chunks_mut(8) {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            let b = self.0.to_le_bytes();
+            chunk.copy_from_slice(&b[..chunk.len()]);
+        }
+    }
+}
+
+fn fnv(h: &mut u64, data: &[u8]) {
+    for &b in data {
+        *h ^= b as u64;
+        *h = h.wrapping_mul(0x100_0000_01b3);
+    }
+}
+
+/// The sender's congestion control: Reno unless MSLLD_TEST_TCP_CC names another. The thesis
+/// measured TCP Reno; a loss-insensitive controller such as BBR (this machine's default) keeps
+/// its rate under random loss whatever the link layer does, which is not what is tested here.
+fn tcp_cc() -> String {
+    std::env::var("MSLLD_TEST_TCP_CC").unwrap_or_else(|_| "reno".into())
+}
+
+fn set_cc(s: &TcpStream) {
+    let cc = std::ffi::OsString::from(tcp_cc());
+    if let Err(e) = nix::sys::socket::setsockopt(s, nix::sys::socket::sockopt::TcpCongestion, &cc) {
+        eprintln!("cannot set TCP congestion control {cc:?}: {e}; using the system default");
+    }
+}
+
+struct TcpResult {
+    bytes: u64,
+    mbps: f64,
+    exact: bool,
+}
+
+/// Bulk TCP from A to B for `dur`: sender hashes what it wrote, receiver what it read.
+fn tcp_transfer(lab: &Lab, port: u16, dur: Duration) -> TcpResult {
+    let server: SocketAddr = format!("198.19.0.2:{port}").parse().unwrap();
+    let (ready_tx, ready_rx) = mpsc::channel();
+    let rx = in_ns(&lab.ns[1], move || {
+        let l = TcpListener::bind(server).unwrap();
+        ready_tx.send(()).unwrap();
+        let (mut s, _) = l.accept().unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        let mut buf = vec![0u8; 65536];
+        let (mut n, mut h) = (0u64, 0xcbf2_9ce4_8422_2325u64);
+        let mut first = None;
+        loop {
+            match s.read(&mut buf) {
+                Ok(0) => break,
+                Ok(k) => {
+                    first.get_or_insert_with(Instant::now);
+                    n += k as u64;
+                    fnv(&mut h, &buf[..k]);
+                }
+                Err(e) => panic!("receiver: {e}"),
+            }
+        }
+        let secs = first.map_or(0.0, |t| t.elapsed().as_secs_f64());
+        (n, h, secs)
+    });
+    ready_rx.recv().unwrap();
+    let tx = in_ns(&lab.ns[0], move || {
+        let mut s = TcpStream::connect_timeout(&server, Duration::from_secs(10)).unwrap();
+        // A small send buffer: the transfer ends soon after the sender stops writing, whatever
+        // the throughput, so a slow service cannot stretch the test.
+        nix::sys::socket::setsockopt(&s, nix::sys::socket::sockopt::SndBuf, &(512 * 1024)).unwrap();
+        set_cc(&s);
+        let mut pat = Pattern(0x9e37_79b9_7f4a_7c15);
+        let mut buf = vec![0u8; 16 * 1024];
+        let (mut n, mut h) = (0u64, 0xcbf2_9ce4_8422_2325u64);
+        let t0 = Instant::now();
+        while t0.elapsed() < dur {
+            pat.fill(&mut buf);
+            s.write_all(&buf).unwrap();
+            n += buf.len() as u64;
+            fnv(&mut h, &buf);
+        }
+        s.shutdown(std::net::Shutdown::Write).unwrap();
+        (n, h)
+    });
+    let (sent, hs) = tx.join().unwrap();
+    let (got, hr, secs) = rx.join().unwrap();
+    TcpResult {
+        bytes: got,
+        mbps: got as f64 * 8.0 / secs.max(1e-3) / 1e6,
+        exact: got == sent && hs == hr,
+    }
+}
+
+/// Constant-bit-rate UDP from A to B: `n` datagrams of `size` bytes every `gap`; returns the
+/// fraction never received.
+fn udp_cbr(lab: &Lab, port: u16, n: u32, size: usize, gap: Duration) -> f64 {
+    let server: SocketAddr = format!("198.19.0.2:{port}").parse().unwrap();
+    let (ready_tx, ready_rx) = mpsc::channel();
+    let rx = in_ns(&lab.ns[1], move || {
+        let s = UdpSocket::bind(server).unwrap();
+        s.set_read_timeout(Some(Duration::from_millis(1500)))
+            .unwrap();
+        ready_tx.send(()).unwrap();
+        let mut seen = vec![false; n as usize];
+        let mut buf = vec![0u8; 2048];
+        while let Ok(k) = s.recv(&mut buf) {
+            if k >= 4 {
+                let i = u32::from_be_bytes(buf[..4].try_into().unwrap()) as usize;
+                if i < seen.len() {
+                    seen[i] = true;
+                }
+            }
+        }
+        seen.iter().filter(|s| **s).count()
+    });
+    ready_rx.recv().unwrap();
+    let tx = in_ns(&lab.ns[0], move || {
+        let s = UdpSocket::bind("198.19.0.1:0").unwrap();
+        let t0 = Instant::now();
+        let mut buf = vec![0x5au8; size];
+        for i in 0..n {
+            buf[..4].copy_from_slice(&i.to_be_bytes());
+            s.send_to(&buf, server).unwrap();
+            // Absolute schedule, so sleep overshoot does not lower the rate.
+            let next = t0 + gap * (i + 1);
+            if let Some(d) = next.checked_duration_since(Instant::now()) {
+                std::thread::sleep(d);
+            }
+        }
+    });
+    tx.join().unwrap();
+    let got = rx.join().unwrap();
+    1.0 - got as f64 / n as f64
+}
+
+fn service_counters(lab: &Lab, side: usize) -> String {
+    lab.stats(side).map_or("-".into(), |v| {
+        let c = &v["services"][0]["counters"];
+        format!(
+            "retx={} naks={} give_ups={} delivered={} impair_lost={} auth_failed={}",
+            c["retransmissions"],
+            c["naks_sent"],
+            c["give_ups"],
+            c["packets_delivered"],
+            v["counters"]["impair_lost"],
+            v["counters"]["auth_failed"]
+        )
+    })
+}
+
+fn run_phase(lab: &mut Lab, services: &str) {
+    for side in 0..2 {
+        if lab.daemons[side].is_some() {
+            let st = lab.stop(side);
+            assert!(st.success(), "mslld exit {st}: {}", lab.log(side));
+        }
+    }
+    lab.start(0, services);
+    lab.start(1, services);
+    lab.wait_up();
+}
+
+#[test]
+fn netns_tunnel_acceptance() {
+    if let Some(why) = skip_reason() {
+        eprintln!(
+            "SKIPPED netns_tunnel_acceptance: {why} (needs root, /dev/net/tun and `ip netns`)"
+        );
+        return;
+    }
+    let t_start = Instant::now();
+    let mut lab = Lab::new().expect("namespace setup");
+    let dur = Duration::from_secs(4);
+
+    run_phase(&mut lab, r#"{ kind = "default" }"#);
+    let d = tcp_transfer(&lab, 5001, dur);
+    eprintln!(
+        "TCP ({}) through default, 5% loss each way: {:.2} Mbit/s ({} bytes) A: {} | B: {}",
+        tcp_cc(),
+        d.mbps,
+        d.bytes,
+        service_counters(&lab, 0),
+        service_counters(&lab, 1)
+    );
+
+    run_phase(&mut lab, r#"{ kind = "sr", nak_policy = "per-frame" }"#);
+    let s = tcp_transfer(&lab, 5002, dur);
+    eprintln!(
+        "TCP ({}) through sr-m2, 5% loss each way: {:.2} Mbit/s ({} bytes) A: {} | B: {}",
+        tcp_cc(),
+        s.mbps,
+        s.bytes,
+        service_counters(&lab, 0),
+        service_counters(&lab, 1)
+    );
+
+    run_phase(
+        &mut lab,
+        r#"{ kind = "rlp", delivery = "out-of-sequence", max_naks = 1 }"#,
+    );
+    let loss = udp_cbr(&lab, 5003, 4000, 200, Duration::from_micros(500));
+    eprintln!(
+        "UDP CBR 3.2 Mbit/s through rlp-oos, 5% loss each way: residual loss {:.3}% A: {} | B: {}",
+        loss * 100.0,
+        service_counters(&lab, 0),
+        service_counters(&lab, 1)
+    );
+
+    // Restart B alone (SIGTERM: clean exit, control socket removed); A must not wedge.
+    let st = lab.stop(1);
+    assert!(st.success(), "mslld exit {st}: {}", lab.log(1));
+    assert!(!lab.control(1).exists(), "control socket left behind");
+    lab.start(
+        1,
+        r#"{ kind = "rlp", delivery = "out-of-sequence", max_naks = 1 }"#,
+    );
+    lab.wait_up();
+    let r = tcp_transfer(&lab, 5004, Duration::from_secs(1));
+    let restarts = lab.stats(0).map(|v| v["counters"]["peer_restarts"].clone());
+    eprintln!(
+        "after restarting B: TCP {:.2} Mbit/s, A saw peer_restarts = {restarts:?}",
+        r.mbps
+    );
+    eprintln!("netns test took {:.1} s", t_start.elapsed().as_secs_f64());
+
+    assert!(d.exact, "default: TCP data differs");
+    assert!(s.exact, "sr-m2: TCP data differs");
+    assert!(r.exact && r.bytes > 0, "after restart: TCP data differs");
+    if tcp_cc() == "bbr" {
+        // BBR does not slow down on random loss, so end-to-end recovery already keeps its rate;
+        // the comparison is reported above but not asserted.
+        eprintln!("MSLLD_TEST_TCP_CC=bbr: throughput ratio not asserted");
+    } else {
+        assert!(
+            s.mbps >= 3.0 * d.mbps,
+            "sr-m2 {:.2} Mbit/s is not 3x default {:.2} Mbit/s",
+            s.mbps,
+            d.mbps
+        );
+    }
+
+    assert!(loss < 0.01, "rlp-oos residual loss {:.3}%", loss * 100.0);
+    assert_eq!(restarts, Some(serde_json::json!(1)));
+}
