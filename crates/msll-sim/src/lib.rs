@@ -15,6 +15,7 @@ pub mod app;
 pub mod config;
 pub mod error_model;
 pub mod event;
+pub mod frag;
 pub mod metrics;
 pub mod presets;
 pub mod rng;

@@ -63,6 +63,8 @@ struct Node {
     routes: Vec<Option<IfaceId>>,
     /// (IP protocol, destination port) -> agent.
     ports: Vec<(u8, u16, AgentId)>,
+    /// IPv4 reassembly of fragments addressed to this node.
+    reassembly: crate::frag::Reassembly,
 }
 
 enum IfaceKind {
@@ -94,6 +96,8 @@ struct Iface {
     wake_at: Option<Instant>,
     wireless: bool,
     counters: LinkCounters,
+    /// Largest packet sent whole (the wireless frame payload); larger ones are fragmented.
+    mtu: Option<usize>,
 }
 
 enum Agent {
@@ -127,6 +131,8 @@ pub struct EngineCounters {
     pub events: u64,
     /// Frame/packet transmissions on any link (packet-hop transmissions).
     pub hops: u64,
+    /// Packets fragmented because they exceed a wireless frame payload.
+    pub fragmented: u64,
 }
 
 pub struct Simulation {
@@ -200,6 +206,7 @@ impl Simulation {
                 addr: [10, 0, 0, i as u8 + 1],
                 routes: Vec::new(),
                 ports: Vec::new(),
+                reassembly: crate::frag::Reassembly::default(),
             });
         }
         // (a, b, wireless, which node is the base station)
@@ -254,6 +261,7 @@ impl Simulation {
                     wake_at: None,
                     wireless,
                     counters: LinkCounters::default(),
+                    mtu: wireless.then_some(spec.frame_payload),
                 });
             }
             let _ = ia;
@@ -581,6 +589,13 @@ impl Simulation {
         }
         let dst = [b[16], b[17], b[18], b[19]];
         let dst_node = (dst[3] as usize).wrapping_sub(1);
+        if dst_node == node && crate::frag::is_fragment(b) {
+            let whole = self.nodes[node].reassembly.push(self.now, &pkt);
+            if let Some(w) = whole {
+                self.route(node, w);
+            }
+            return;
+        }
         if dst_node == node {
             let proto = b[9];
             let ihl = ((b[0] & 0x0f) as usize) * 4;
@@ -611,6 +626,15 @@ impl Simulation {
         let Some(Some(iface)) = self.nodes[node].routes.get(dst_node).copied() else {
             return;
         };
+        if let Some(mtu) = self.ifaces[iface].mtu {
+            if let Some(frags) = crate::frag::fragment(&pkt, mtu) {
+                self.counters.fragmented += 1;
+                for f in frags {
+                    self.route(node, f);
+                }
+                return;
+            }
+        }
         let f = &mut self.ifaces[iface];
         if f.ipq.len() >= f.limit {
             f.counters.queue_drops += 1;
@@ -1069,6 +1093,11 @@ impl Simulation {
         }
         r.set("sim.events", self.counters.events as f64);
         r.set("sim.hops", self.counters.hops as f64);
+        r.set("ip.fragmented", self.counters.fragmented as f64);
+        r.set(
+            "ip.reassembly_expired",
+            self.nodes.iter().map(|n| n.reassembly.expired).sum::<u64>() as f64,
+        );
         r.set("sim.end_s", self.now.as_secs_f64());
         r
     }

@@ -219,3 +219,56 @@ fn error_free_link_loses_nothing() {
     assert_eq!(r.get("conf.loss"), Some(0.0));
     assert!(r.get("conf.sent").unwrap() > 5000.0);
 }
+
+#[test]
+fn packets_larger_than_a_frame_are_fragmented_and_lost_with_any_fragment() {
+    // HSCSD (100 B frames), 1000 B packets: 980 B of IP payload in 80 B fragments = 13 frames;
+    // a packet survives a Default link only if all 13 do: 1 - 0.99^13 = 12.2 % at level 1.
+    let mut cfg = conf("hscsd", Topology::Lan1, 1, 2000.0);
+    cfg.apps = vec![AppSpec::Conference {
+        peak_rate_bps: 14_400,
+        packet_size: 1000,
+        talk_mean_s: 1.0,
+        silence_mean_s: 1.35,
+        start_s: 0.0,
+        tos: 0,
+    }];
+    let rs: Vec<RunResult> = runs(&cfg, 6)
+        .into_iter()
+        .map(|mut r| {
+            let l = r.get("conf.sent").unwrap() - r.get("conf.received").unwrap();
+            r.set("conf.lost", l);
+            r
+        })
+        .collect();
+    for r in &rs {
+        assert_eq!(
+            r.get("ip.fragmented"),
+            r.get("conf.sent"),
+            "every packet fragmented once"
+        );
+        let frames = r.get("link.frames").unwrap();
+        assert_eq!(
+            frames,
+            13.0 * r.get("conf.sent").unwrap(),
+            "13 frames per packet"
+        );
+    }
+    let expected = 1.0 - 0.99f64.powi(13);
+    assert_pooled_3se(
+        &rs,
+        "conf.lost",
+        "conf.sent",
+        expected,
+        "fragmented HSCSD loss",
+    );
+    // With SR/M2 recovering frames, fragmented packets arrive whole.
+    let mut sr = cfg.clone();
+    sr.scheme = SchemeConfig::from_name("sr-m2").unwrap();
+    let r = &runs(&sr, 1)[0];
+    assert!(
+        r.get("conf.loss").unwrap() < 0.01,
+        "SR/M2 loss {}",
+        r.get("conf.loss").unwrap()
+    );
+}
