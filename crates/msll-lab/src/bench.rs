@@ -29,6 +29,7 @@ fn wlan_conference(seconds: f64, level: u8) -> SimConfig {
         seed: 1,
         replication: 0,
         traffic_streams: TrafficStreams::Fixed,
+        msll: None,
     }
 }
 
