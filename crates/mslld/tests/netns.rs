@@ -263,7 +263,20 @@ fn tcp_transfer(lab: &Lab, port: u16, dur: Duration) -> TcpResult {
     let rx = in_ns(&lab.ns[1], move || {
         let l = TcpListener::bind(server).unwrap();
         ready_tx.send(()).unwrap();
-        let (mut s, _) = l.accept().unwrap();
+        // Bounded wait: if the sender never connects the test fails instead of hanging.
+        l.set_nonblocking(true).unwrap();
+        let t0 = Instant::now();
+        let mut s = loop {
+            match l.accept() {
+                Ok((s, _)) => break s,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    assert!(t0.elapsed() < Duration::from_secs(15), "no connection");
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                Err(e) => panic!("accept: {e}"),
+            }
+        };
+        s.set_nonblocking(false).unwrap();
         s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
         let mut buf = vec![0u8; 65536];
         let (mut n, mut h) = (0u64, 0xcbf2_9ce4_8422_2325u64);
