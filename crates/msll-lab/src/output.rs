@@ -14,7 +14,15 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 fn default_metrics(results: &[PointResult]) -> Vec<String> {
     let mut v = Vec::new();
     if let Some(r) = results.first() {
-        for k in ["ftp.throughput_bps", "ftp.goodput", "conf.loss", "conf.delay_m2sd_ms", "link.frame_loss"] {
+        for k in [
+            "ftp.throughput_bps",
+            "ftp.goodput",
+            "www.throughput_bps",
+            "www.transactions",
+            "conf.loss",
+            "conf.delay_m2sd_ms",
+            "link.frame_loss",
+        ] {
             if r.summary.contains_key(k) {
                 v.push(k.to_string());
             }
