@@ -17,6 +17,8 @@ fn default_metrics(results: &[PointResult]) -> Vec<String> {
         for k in [
             "ftp.throughput_bps",
             "ftp.goodput",
+            "www.throughput_bps",
+            "www.transactions",
             "conf.loss",
             "conf.delay_m2sd_ms",
             "link.frame_loss",

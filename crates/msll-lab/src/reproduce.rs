@@ -194,8 +194,10 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<()> {
             }
         }
     }
+    let mut seen = std::collections::BTreeSet::new();
     let todo: Vec<&Job> = jobs
         .iter()
+        .filter(|job| seen.insert(job.key.clone()))
         .enumerate()
         .filter(|(j, _)| opts.shard.is_none_or(|(i, n)| j % n == i))
         .map(|(_, job)| job)

@@ -28,7 +28,8 @@
 
 use std::path::{Path, PathBuf};
 
-use msll_proto::SchemeConfig;
+use msll_proto::classifier::MeasureConfig;
+use msll_proto::{ClassifierConfig, Discipline, MsllConfig, SchemeConfig, TimerScaling};
 use msll_sim::app::www::{Connections, ThinkTime};
 use msll_sim::error_model::ErrorSpec;
 use msll_sim::presets::{self, LinkSpec, Topology};
@@ -57,9 +58,132 @@ pub struct ScenarioFile {
     pub sweep: Sweep,
     #[serde(default)]
     pub sim: SimSection,
+    /// A multi-service link layer on the wireless interfaces (seed 004 ch. 6-8).
+    #[serde(default)]
+    pub msll: Option<MsllSection>,
     /// The figures of the seeds these runs reproduce (x axis: error level, one curve per scheme).
     #[serde(default)]
     pub figure: Vec<FigureSpec>,
+}
+
+/// `[msll]`: services, classifier, scheduler, rates, timer scaling (seed 004 ch. 6-8).
+///
+/// ```toml
+/// [msll]
+/// services = ["sr-m2", "rlp-oos"]  # service number = position = DS value (sec. 7.1)
+/// classifier = "diffserv"          # "diffserv" | "heuristic" | a full table (msll_proto::ClassifierConfig)
+/// scheduler = "scfq"               # "scfq" | "fifo"
+/// rates = [1, 2]                   # relative SCFQ rates (Table 7.1); default equal
+/// timer_scaling = "services"       # "services" (x n) | "inverse-share" | "none" | { fixed = 2.0 }
+/// queue_limit = 50                 # frames per service queue (shared with fifo); default unbounded
+/// ```
+#[derive(Debug, Clone, Deserialize, Serialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct MsllSection {
+    /// The default for the `sweep.services` axis.
+    #[serde(default)]
+    pub services: Vec<SchemeRef>,
+    pub classifier: Option<ClassifierRef>,
+    /// The default for the `sweep.scheduler` axis.
+    pub scheduler: Option<Discipline>,
+    #[serde(default)]
+    pub rates: Vec<f64>,
+    pub timer_scaling: Option<TimerScaling>,
+    pub queue_limit: Option<i64>,
+    pub measure: Option<MeasureConfig>,
+}
+
+/// A classifier given by name or as a full table.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(untagged)]
+pub enum ClassifierRef {
+    Name(String),
+    Config(ClassifierConfig),
+}
+
+/// First UDP port of the simulator's conferencing apps (app i uses 5000 + i), matched by the
+/// "heuristic" classifier's real-time rule (the seed names no ports, seed004-ch6-9.md A10).
+const CONF_PORTS: [u16; 2] = [5000, 5099];
+
+fn resolve_scheme(field: &str, s: &SchemeRef) -> Result<SchemeConfig, String> {
+    match s {
+        SchemeRef::Name(n) => SchemeConfig::from_name(n).ok_or_else(|| {
+            format!(
+                "{field} = \"{n}\": unknown scheme (known: {})",
+                SchemeConfig::NAMES.join(", ")
+            )
+        }),
+        SchemeRef::Config(c) => Ok(c.clone()),
+    }
+}
+
+/// The multi-service variants of a scenario: one per (services, scheduler) on the sweep axes.
+fn msll_variants(raw: &ScenarioFile) -> Result<Vec<MsllConfig>, String> {
+    let sec = match &raw.msll {
+        Some(s) => s,
+        None if raw.sweep.services.is_empty() && raw.sweep.scheduler.is_empty() => {
+            return Ok(Vec::new())
+        }
+        None => return Err("sweep.services / sweep.scheduler need an [msll] table".into()),
+    };
+    if !raw.sweep.scheme.is_empty() {
+        return Err(
+            "sweep.scheme and [msll] exclude each other: sweep msll services with sweep.services"
+                .into(),
+        );
+    }
+    let lists: Vec<&Vec<SchemeRef>> = if raw.sweep.services.is_empty() {
+        vec![&sec.services]
+    } else {
+        raw.sweep.services.iter().collect()
+    };
+    let scheds: Vec<Discipline> = if raw.sweep.scheduler.is_empty() {
+        vec![sec.scheduler.unwrap_or_default()]
+    } else {
+        raw.sweep.scheduler.clone()
+    };
+    let classifier = match &sec.classifier {
+        None => ClassifierConfig::default(),
+        Some(ClassifierRef::Name(n)) if n == "diffserv" => ClassifierConfig::default(),
+        // seed 004 sec. 8.1 R-H1/R-H2 for the ch. 7 layout: TCP -> service 0, conferencing UDP
+        // ports -> service 1, anything else by DS value, else service 0.
+        Some(ClassifierRef::Name(n)) if n == "heuristic" => {
+            ClassifierConfig::heuristic(0, 1, CONF_PORTS)
+        }
+        Some(ClassifierRef::Name(n)) => {
+            return Err(format!(
+                "msll.classifier = \"{n}\": give \"diffserv\", \"heuristic\" or a table"
+            ))
+        }
+        Some(ClassifierRef::Config(c)) => c.clone(),
+    };
+    if let Some(q) = sec.queue_limit {
+        if q < 1 {
+            return Err(format!("msll.queue_limit = {q}: must be at least 1 frame"));
+        }
+    }
+    let mut out = Vec::new();
+    for list in lists {
+        let services = list
+            .iter()
+            .map(|s| resolve_scheme("msll.services", s))
+            .collect::<Result<Vec<_>, _>>()?;
+        for &scheduler in &scheds {
+            let m = MsllConfig {
+                services: services.clone(),
+                classifier: classifier.clone(),
+                scheduler,
+                rates: sec.rates.clone(),
+                measure: sec.measure,
+                queue_limit: sec.queue_limit.map(|q| q as usize),
+                timer_scaling: sec.timer_scaling.unwrap_or_default(),
+            };
+            m.validate()
+                .map_err(|e| format!("msll ({}): {e}", m.label()))?;
+            out.push(m);
+        }
+    }
+    Ok(out)
 }
 
 /// One published figure drawn from a scenario's results.
@@ -195,6 +319,12 @@ pub struct Sweep {
     pub topology: Vec<String>,
     #[serde(default)]
     pub link: Vec<String>,
+    /// Multi-service axis: one list of services per point (needs `[msll]`).
+    #[serde(default)]
+    pub services: Vec<Vec<SchemeRef>>,
+    /// Multi-service axis: "scfq" and/or "fifo" (Figs 8.2/8.3).
+    #[serde(default)]
+    pub scheduler: Vec<Discipline>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -375,6 +505,14 @@ impl Scenario {
                 })
                 .collect::<Result<_, _>>()?
         };
+        let msll = msll_variants(&raw).map_err(err)?;
+        let variants: Vec<(SchemeConfig, Option<MsllConfig>)> = if msll.is_empty() {
+            schemes.into_iter().map(|s| (s, None)).collect()
+        } else {
+            msll.into_iter()
+                .map(|m| (SchemeConfig::Default, Some(m)))
+                .collect()
+        };
         if let Some(r) = raw.link.rate_bps {
             if r <= 0 {
                 return Err(err(format!(
@@ -420,7 +558,7 @@ impl Scenario {
             for t in &topos {
                 let topo = Topology::from_name(t).expect("checked");
                 for &lv in &levels {
-                    for s in &schemes {
+                    for (s, msll) in &variants {
                         let mut wireless = preset.link(lv as u8).expect("checked");
                         if let Some(r) = raw.link.rate_bps {
                             wireless.rate_bps = r as u64;
@@ -465,8 +603,9 @@ impl Scenario {
                             seed: m.seed,
                             replication: 0,
                             traffic_streams: raw.sim.traffic_streams,
+                            msll: msll.clone(),
                         };
-                        let scheme = s.label();
+                        let scheme = msll.as_ref().map_or_else(|| s.label(), MsllConfig::label);
                         points.push(Point {
                             label: format!("{l}/{}/L{lv}/{scheme}", topo.name()),
                             link: l.clone(),

@@ -69,6 +69,8 @@ pub struct ServiceCounters {
 struct Slot {
     service: Box<dyn Service>,
     counters: ServiceCounters,
+    /// Left out of timer scaling (a scheme with adaptive timers, such as Snoop).
+    unscaled: bool,
 }
 
 pub struct Endpoint {
@@ -125,6 +127,7 @@ impl Endpoint {
                 .map(|service| Slot {
                     service,
                     counters: ServiceCounters::default(),
+                    unscaled: false,
                 })
                 .collect(),
             classifier,
@@ -159,9 +162,24 @@ impl Endpoint {
     fn apply_timer_factors(&mut self) {
         let n = self.services.len();
         for i in 0..n {
+            if self.services[i].unscaled {
+                continue;
+            }
             let f = self.timer_scaling.factor(n, self.scheduler.share(i));
             self.services[i].service.set_timer_factor(f);
         }
+    }
+
+    /// Leave a service's timers out of timer scaling (or put them back). For schemes whose
+    /// timers adapt to the measured round trip by themselves.
+    pub fn set_timer_scaling_exempt(&mut self, service: u8, exempt: bool) {
+        if let Some(s) = self.services.get_mut(service as usize) {
+            s.unscaled = exempt;
+            if exempt {
+                s.service.set_timer_factor(1.0);
+            }
+        }
+        self.apply_timer_factors();
     }
 
     /// Set r_i (the admin module's call). Under inverse-share timer scaling every service's

@@ -186,6 +186,13 @@ impl MsllConfig {
         let scheduler = Scheduler::new(self.scheduler, &self.rate_table(), self.queue_limit);
         let mut ep = Endpoint::with_parts(services, classifier, scheduler, pacing);
         ep.set_link(*link);
+        for (i, s) in self.services.iter().enumerate() {
+            // seed004-ch6-9.md sec. 2.4 / A18: "Snoop uses its own adaptive timers (no factor)";
+            // only the fixed base timeouts of the other schemes are multiplied.
+            if matches!(s, SchemeConfig::Snoop { .. }) {
+                ep.set_timer_scaling_exempt(i as u8, true);
+            }
+        }
         ep.set_timer_scaling(self.timer_scaling);
         ep
     }

@@ -102,4 +102,8 @@ pub struct SimConfig {
     pub seed: u64,
     pub replication: u32,
     pub traffic_streams: TrafficStreams,
+    /// A multi-service link layer on every wireless interface (seed 004 ch. 6/7: services,
+    /// classifier, SCFQ rates, timer scaling); `None` runs the single `scheme` service.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub msll: Option<msll_proto::MsllConfig>,
 }

@@ -194,6 +194,13 @@ impl Simulation {
         };
         // seed004-ch1-3 §3: one-link topologies are wired host -- BS ~~ wireless host; two-link
         // topologies wireless host ~~ BS -- BS ~~ wireless host.
+        if let Some(m) = &cfg.msll {
+            m.validate().map_err(|reason| SpecError {
+                field: "msll".into(),
+                value: m.label(),
+                reason,
+            })?;
+        }
         let two = cfg.topology.wireless_links() == 2;
         let names: &[&str] = if two {
             &["MH-A", "BS-A", "BS-B", "MH-B"]
@@ -242,8 +249,14 @@ impl Simulation {
                         delay,
                         frame_payload: spec.frame_payload,
                     };
-                    let svc = cfg.scheme.build(&info, role);
-                    IfaceKind::Msll(Box::new(Endpoint::single(svc, cfg.pacing.then_some(rate))))
+                    let pacing = cfg.pacing.then_some(rate);
+                    let ep = match &cfg.msll {
+                        // seed 004 ch. 6/7: every wireless interface runs the same set of
+                        // services; the role tells Snoop which end is the base station.
+                        Some(m) => m.build(&info, role, pacing),
+                        None => Endpoint::single(cfg.scheme.build(&info, role), pacing),
+                    };
+                    IfaceKind::Msll(Box::new(ep))
                 } else {
                     IfaceKind::Plain
                 };
@@ -957,6 +970,74 @@ impl Simulation {
         }
     }
 
+    /// Per-service results of a multi-service run (seed 004 Table 8.1), summed over every
+    /// wireless endpoint and both directions: `msll.s<i>.goodput` g_i, `.loss` l_i (bytes the
+    /// peer service released vs bytes the classifier gave it), `.delay_ms` d_i estimate,
+    /// `.effective_goodput` e_i, `.share` r_i, `.predicted_bps` B r_i e_i, plus the scheduler's
+    /// `.queue_wait_ms` (mean) and `.queue_drops`, and `.link_share` (bytes on air).
+    fn msll_results(&self, r: &mut RunResult) {
+        if self.cfg.msll.is_none() {
+            return;
+        }
+        let eps: Vec<(&Endpoint, &Endpoint, DataRate, Duration)> = self
+            .ifaces
+            .iter()
+            .filter_map(|f| match (&f.kind, &self.ifaces[f.peer].kind) {
+                (IfaceKind::Msll(a), IfaceKind::Msll(b)) => Some((&**a, &**b, f.rate, f.delay)),
+                _ => None,
+            })
+            .collect();
+        let Some(&(first, _, rate, delay)) = eps.first() else {
+            return;
+        };
+        let n = first.services();
+        let link = LinkInfo {
+            rate,
+            delay,
+            frame_payload: self.cfg.wireless.frame_payload,
+        };
+        let mut air = Vec::with_capacity(n);
+        for i in 0..n {
+            let (mut tx, mut rx) = (msll_proto::ServiceCounters::default(), msll_proto::ServiceCounters::default());
+            let mut st = ServiceStats::default();
+            let (mut waits, mut dequeued, mut drops) = (0u64, 0u64, 0u64);
+            for (a, b, _, _) in &eps {
+                let (ca, cb) = (a.service_counters()[i], b.service_counters()[i]);
+                tx.bytes_in += ca.bytes_in;
+                tx.packets_in += ca.packets_in;
+                tx.bytes_out += ca.bytes_out;
+                tx.frames_out += ca.frames_out;
+                rx.bytes_delivered += cb.bytes_delivered;
+                rx.packets_delivered += cb.packets_delivered;
+                st.add(&a.service_stats()[i]);
+                waits += ca.queue.wait_total.as_nanos();
+                dequeued += ca.queue.dequeued;
+                drops += ca.queue.dropped;
+            }
+            air.push(tx.bytes_out);
+            let m = msll_proto::ServiceMetrics::from_ends(&tx, &rx, &st, &link, first.shares()[i]);
+            let p = format!("msll.s{i}");
+            r.set(&format!("{p}.goodput"), m.goodput);
+            r.set(&format!("{p}.loss"), m.loss);
+            r.set(&format!("{p}.delay_ms"), m.delay_s * 1e3);
+            r.set(&format!("{p}.effective_goodput"), m.effective_goodput);
+            r.set(&format!("{p}.share"), m.share);
+            r.set(&format!("{p}.predicted_bps"), m.predicted_bps);
+            r.set(
+                &format!("{p}.queue_wait_ms"),
+                if dequeued > 0 { waits as f64 / dequeued as f64 / 1e6 } else { 0.0 },
+            );
+            r.set(&format!("{p}.queue_drops"), drops as f64);
+        }
+        let total: u64 = air.iter().sum();
+        for (i, b) in air.iter().enumerate() {
+            r.set(
+                &format!("msll.s{i}.link_share"),
+                if total > 0 { *b as f64 / total as f64 } else { 0.0 },
+            );
+        }
+    }
+
     pub fn node_names(&self) -> Vec<String> {
         self.nodes.iter().map(|n| n.name.clone()).collect()
     }
@@ -1091,6 +1172,7 @@ impl Simulation {
         for (name, v) in self.scheme_stats().fields() {
             r.set(&format!("ll.{name}"), v as f64);
         }
+        self.msll_results(&mut r);
         r.set("sim.events", self.counters.events as f64);
         r.set("sim.hops", self.counters.hops as f64);
         r.set("ip.fragmented", self.counters.fragmented as f64);

@@ -28,6 +28,7 @@ fn conf(link: &str, topo: Topology, level: u8, duration_s: f64) -> SimConfig {
         seed: 7,
         replication: 0,
         traffic_streams: TrafficStreams::Fixed,
+        msll: None,
     }
 }
 

@@ -25,6 +25,7 @@ fn ftp(link: &str, topo: Topology, level: u8, bytes: u64, tcp: TcpConfig) -> Sim
         seed: 3,
         replication: 0,
         traffic_streams: TrafficStreams::Fixed,
+        msll: None,
     }
 }
 

@@ -120,17 +120,23 @@ pub fn ip_packet(size: usize, seq: u32) -> Vec<u8> {
     p
 }
 
-pub fn run(scheme: SchemeConfig, seconds: f64, packet_bytes: usize) -> anyhow::Result<BenchResult> {
+/// `rate_mbps`: the virtual link rate; far above the CPU's capacity measures the unpaced path.
+pub fn run(
+    scheme: SchemeConfig,
+    seconds: f64,
+    packet_bytes: usize,
+    rate_mbps: f64,
+) -> anyhow::Result<BenchResult> {
     let sa = std::net::UdpSocket::bind("127.0.0.1:0")?;
     let sb = std::net::UdpSocket::bind("127.0.0.1:0")?;
     sa.set_nonblocking(true)?;
     sb.set_nonblocking(true)?;
     let (aa, ab) = (sa.local_addr()?, sb.local_addr()?);
     let key = random_key();
-    // 100 Gbit/s: pacing never binds, the CPU does. 1 ms one-way delay sizes the SR timers
-    // for loopback scheduling jitter rather than for the microsecond loopback RTT.
-    let ca = loopback_config(aa, ab, &key, scheme.clone(), 100_000.0, 1.0);
-    let cb = loopback_config(ab, aa, &key, scheme.clone(), 100_000.0, 1.0);
+    // 1 ms one-way delay sizes the SR timers for loopback scheduling jitter rather than for the
+    // microsecond loopback RTT.
+    let ca = loopback_config(aa, ab, &key, scheme.clone(), rate_mbps, 1.0);
+    let cb = loopback_config(ab, aa, &key, scheme.clone(), rate_mbps, 1.0);
     let delivered = Arc::new(AtomicU64::new(0));
     let packets = Arc::new(AtomicU64::new(0));
     let (stop_a_tx, stop_a) = oneshot::channel::<()>();

@@ -154,6 +154,13 @@ pub struct Limits {
     /// Datagrams held by the impairment delay line.
     #[serde(default = "default_delay_line")]
     pub delay_line: usize,
+    /// UDP socket send and receive buffer size requested from the kernel, bytes.
+    #[serde(default = "default_socket_buffer")]
+    pub socket_buffer: usize,
+}
+
+fn default_socket_buffer() -> usize {
+    4 << 20
 }
 
 fn default_ingress() -> usize {
@@ -172,6 +179,7 @@ impl Default for Limits {
             ingress_packets: default_ingress(),
             backlog_frames: default_backlog(),
             delay_line: default_delay_line(),
+            socket_buffer: default_socket_buffer(),
         }
     }
 }

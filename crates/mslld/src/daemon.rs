@@ -72,6 +72,7 @@ pub async fn run(
     mut control: Option<mpsc::Receiver<StatsRequest>>,
     shutdown: impl Future<Output = ()>,
 ) -> anyhow::Result<Snapshot> {
+    size_socket_buffers(&socket, cfg.limits.socket_buffer);
     let (session, base) = new_session();
     let mut tunnel = Tunnel::new(&cfg, session, base)?;
     let peer: SocketAddr = cfg.peer;
@@ -128,7 +129,19 @@ pub async fn run(
                 Err(e) => warn!(error = %e, "UDP receive failed"),
             },
             r = ip_recv(&mut ip, &mut tbuf), if ip_open => match r {
-                Ok(Some(b)) => tunnel.on_ip_packet(now(), b),
+                Ok(Some(b)) => {
+                    tunnel.on_ip_packet(now(), b);
+                    // Same batching as for UDP: take what is already queued.
+                    for _ in 0..63 {
+                        if matches!(&ip, IpSide::Chan { .. }) && tunnel.ingress_full() {
+                            break;
+                        }
+                        match ip_try_recv(&mut ip, &mut tbuf) {
+                            Some(b) => tunnel.on_ip_packet(now(), b),
+                            None => break,
+                        }
+                    }
+                }
                 Ok(None) => break,
                 Err(e) => warn!(error = %e, "IP side read failed"),
             },
@@ -148,6 +161,31 @@ async fn ip_recv(ip: &mut IpSide, buf: &mut [u8]) -> std::io::Result<Option<Byte
             Ok(Some(Bytes::copy_from_slice(&buf[..n])))
         }
         IpSide::Chan { rx, .. } => Ok(rx.recv().await),
+    }
+}
+
+/// A packet already queued on the IP side, without waiting.
+fn ip_try_recv(ip: &mut IpSide, buf: &mut [u8]) -> Option<Bytes> {
+    match ip {
+        IpSide::Tun(dev) => dev
+            .try_recv(buf)
+            .ok()
+            .map(|n| Bytes::copy_from_slice(&buf[..n])),
+        IpSide::Chan { rx, .. } => rx.try_recv().ok(),
+    }
+}
+
+/// Enlarge the UDP socket buffers: a burst of frames (a whole SR window, or a scheduler catch-up
+/// after a late timer) must not overflow the kernel's default ~200 KiB receive buffer. As root,
+/// the `Force` variants exceed net.core.rmem_max; otherwise the kernel caps the request.
+pub fn size_socket_buffers(socket: &UdpSocket, bytes: usize) {
+    use nix::sys::socket::{setsockopt, sockopt};
+    let fd = std::os::fd::AsFd::as_fd(socket);
+    if setsockopt(&fd, sockopt::RcvBufForce, &bytes).is_err() {
+        let _ = setsockopt(&fd, sockopt::RcvBuf, &bytes);
+    }
+    if setsockopt(&fd, sockopt::SndBufForce, &bytes).is_err() {
+        let _ = setsockopt(&fd, sockopt::SndBuf, &bytes);
     }
 }
 

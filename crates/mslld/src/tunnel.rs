@@ -1,7 +1,8 @@
 //! `Tunnel`: everything the daemon does between its two sockets, as a sans-IO state machine.
 //!
 //! ```text
-//!   TUN read --on_ip_packet--> [ingress queue, bounded] --(next_accept, backlog limit)--> Endpoint
+//!   TUN read --on_ip_packet--> [ingress queue per service, bounded, SCFQ order]
+//!                                      --(next_accept, backlog limit)--> Endpoint
 //!                                                                                        |
 //!   UDP send <--poll_datagram-- [seal] <-- VirtualLink free? -- poll_transmit ------------+
 //!
@@ -69,12 +70,73 @@ impl VirtualLink {
     }
 }
 
+/// The packets read from TUN that wait for the classifier's pacing (`next_accept`), one bounded
+/// queue per service so that one service's backlog (a TCP flow filling its queue) never causes
+/// drops in another (a real-time UDP flow). Served in SCFQ order by the services' link shares,
+/// the same discipline the Endpoint's scheduler applies to frames: a packet's tag is
+/// `max(V, F_prev) + len / share`, the smallest tag goes first, and V is the tag in service.
+struct Ingress {
+    queues: Vec<VecDeque<(Instant, Packet, f64)>>,
+    last_finish: Vec<f64>,
+    vtime: f64,
+    len: usize,
+    limit: usize,
+}
+
+impl Ingress {
+    fn new(n: usize, limit: usize) -> Self {
+        Ingress {
+            queues: (0..n).map(|_| VecDeque::new()).collect(),
+            last_finish: vec![0.0; n],
+            vtime: 0.0,
+            len: 0,
+            limit,
+        }
+    }
+
+    fn push(&mut self, sid: usize, now: Instant, p: Packet, share: f64) -> bool {
+        if self.queues[sid].len() >= self.limit {
+            return false;
+        }
+        let share = if share.is_finite() && share > 0.0 {
+            share
+        } else {
+            1.0
+        };
+        let tag = self.vtime.max(self.last_finish[sid]) + p.len() as f64 / share;
+        self.last_finish[sid] = tag;
+        self.queues[sid].push_back((now, p, tag));
+        self.len += 1;
+        true
+    }
+
+    fn pop(&mut self) -> Option<(u8, Instant, Packet)> {
+        let sid = (0..self.queues.len())
+            .filter_map(|i| self.queues[i].front().map(|h| (i, h.2)))
+            // Ties go to the lower service number.
+            .min_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)))?
+            .0;
+        let (t, p, tag) = self.queues[sid].pop_front()?;
+        self.vtime = tag;
+        self.len -= 1;
+        Some((sid as u8, t, p))
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    fn any_full(&self) -> bool {
+        self.queues.iter().any(|q| q.len() >= self.limit)
+    }
+}
+
 /// Daemon-level counters (the schemes' own are in `ServiceStats`).
 #[derive(Debug, Default, Clone, Copy, Serialize)]
 pub struct Counters {
     pub ip_in: u64,
     pub ip_out: u64,
-    /// IP packets dropped because the ingress queue was full (overload, or link down).
+    /// IP packets dropped because their service's ingress queue was full (overload, link down).
     pub ingress_dropped: u64,
     pub datagrams_in: u64,
     pub datagrams_out: u64,
@@ -170,8 +232,7 @@ pub struct Tunnel {
     counter: u64,
     peer: PeerState,
     synced: bool,
-    ingress: VecDeque<(Instant, Packet, u8)>,
-    ingress_per_service: Vec<usize>,
+    ingress: Ingress,
     lossy: Option<Lossy>,
     /// Datagrams received but not yet processed (handled in `pump` after the ingress feed, so
     /// that feeding can still use pacing credit before the frame's `now` advances the clock).
@@ -210,8 +271,7 @@ impl Tunnel {
             counter: counter_base,
             peer: PeerState::default(),
             synced: false,
-            ingress: VecDeque::new(),
-            ingress_per_service: vec![0; n],
+            ingress: Ingress::new(n, cfg.limits.ingress_packets),
             lossy,
             rx_pending: Vec::new(),
             out: VecDeque::new(),
@@ -258,12 +318,10 @@ impl Tunnel {
         self.counters.ip_in += 1;
         let p = Packet::new(bytes);
         let sid = self.service_of(&p);
-        if self.ingress.len() >= self.limits.ingress_packets {
+        let share = self.ep.scheduler().share(sid as usize);
+        if !self.ingress.push(sid as usize, now, p, share) {
             self.counters.ingress_dropped += 1;
             self.dropped_per_service[sid as usize] += 1;
-        } else {
-            self.ingress.push_back((now, p, sid));
-            self.ingress_per_service[sid as usize] += 1;
         }
         self.pump(now);
     }
@@ -271,7 +329,7 @@ impl Tunnel {
     /// True when the daemon should stop reading its IP side (used by in-process IP sources that
     /// can wait; a TUN device is always read and excess is dropped and counted instead).
     pub fn ingress_full(&self) -> bool {
-        self.ingress.len() >= self.limits.ingress_packets
+        self.ingress.any_full()
     }
 
     /// A datagram received on the UDP socket (any bytes, from anyone).
@@ -387,8 +445,7 @@ impl Tunnel {
             if t > now {
                 break;
             }
-            let (arrived, p, sid) = self.ingress.pop_front().expect("nonempty");
-            self.ingress_per_service[sid as usize] -= 1;
+            let (sid, arrived, p) = self.ingress.pop().expect("nonempty");
             self.delays[sid as usize].add(now - arrived);
             self.ep_now = t;
             self.ep.handle_packet(t, p);
@@ -525,7 +582,7 @@ impl Tunnel {
                     share: shares.get(i).copied().unwrap_or(0.0),
                     name: self.names[i].clone(),
                     scheme,
-                    ingress_queued: self.ingress_per_service[i],
+                    ingress_queued: self.ingress.queues[i].len(),
                     ingress_dropped: self.dropped_per_service[i],
                     ingress_delay_ms_avg: if d.n == 0 {
                         0.0
@@ -548,7 +605,7 @@ impl Tunnel {
             endpoint_unknown_service: eps.unknown_service,
             endpoint_queue_drops: eps.queue_drops,
             backlog_frames: self.backlog(),
-            ingress_queued: self.ingress.len(),
+            ingress_queued: self.ingress.len,
             delay_line: self.lossy.as_ref().map_or(0, |l| l.held()),
             services,
         }

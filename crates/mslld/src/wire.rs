@@ -317,6 +317,34 @@ impl PeerState {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The window agrees with an exact model: a counter is accepted iff it was never
+        /// accepted before and is within SIZE of the highest accepted one.
+        #[test]
+        fn replay_window_matches_model(
+            steps in prop::collection::vec((0u64..3000, any::<bool>()), 1..400),
+        ) {
+            let mut w = ReplayWindow::default();
+            let mut seen = std::collections::BTreeSet::new();
+            let mut top: Option<u64> = None;
+            for (c, jump) in steps {
+                let c = if jump { c * 7 } else { c };
+                let in_window = match top {
+                    None => true,
+                    Some(t) => c > t || t - c < ReplayWindow::SIZE,
+                };
+                let fresh = !seen.contains(&c) && in_window;
+                prop_assert_eq!(w.check(c), fresh, "counter {}", c);
+                if fresh {
+                    w.insert(c);
+                    seen.insert(c);
+                    top = Some(top.map_or(c, |t| t.max(c)));
+                }
+            }
+        }
+    }
 
     fn cipher() -> Cipher {
         Cipher::new(&Psk([7; 32]))

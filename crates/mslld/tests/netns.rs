@@ -62,6 +62,8 @@ struct Lab {
     ns: [String; 2],
     dir: PathBuf,
     daemons: [Option<Child>; 2],
+    /// The services the daemons run now, so one can be restarted with the same.
+    services: String,
 }
 
 impl Lab {
@@ -74,6 +76,7 @@ impl Lab {
             ns: ns.clone(),
             dir,
             daemons: [None, None],
+            services: String::new(),
         };
         let (va, vb) = (
             format!("mva{}", id % 100_000),
@@ -134,6 +137,7 @@ seed = {seed}
 
     fn start(&mut self, side: usize, services: &str) {
         let cfg = self.config(side, services);
+        self.services = services.to_string();
         let log = File::create(self.dir.join(format!("side{side}.log"))).unwrap();
         let child = Command::new("ip")
             .args(["netns", "exec", &self.ns[side], BIN, "run", "--config"])
@@ -263,7 +267,20 @@ fn tcp_transfer(lab: &Lab, port: u16, dur: Duration) -> TcpResult {
     let rx = in_ns(&lab.ns[1], move || {
         let l = TcpListener::bind(server).unwrap();
         ready_tx.send(()).unwrap();
-        let (mut s, _) = l.accept().unwrap();
+        // Bounded wait: if the sender never connects the test fails instead of hanging.
+        l.set_nonblocking(true).unwrap();
+        let t0 = Instant::now();
+        let mut s = loop {
+            match l.accept() {
+                Ok((s, _)) => break s,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    assert!(t0.elapsed() < Duration::from_secs(15), "no connection");
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                Err(e) => panic!("accept: {e}"),
+            }
+        };
+        s.set_nonblocking(false).unwrap();
         s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
         let mut buf = vec![0u8; 65536];
         let (mut n, mut h) = (0u64, 0xcbf2_9ce4_8422_2325u64);
@@ -313,10 +330,10 @@ fn tcp_transfer(lab: &Lab, port: u16, dur: Duration) -> TcpResult {
 
 /// Constant-bit-rate UDP from A to B: `n` datagrams of `size` bytes every `gap`; returns the
 /// fraction never received.
-fn udp_cbr(lab: &Lab, port: u16, n: u32, size: usize, gap: Duration) -> f64 {
+fn udp_cbr(ns: [String; 2], port: u16, n: u32, size: usize, gap: Duration) -> f64 {
     let server: SocketAddr = format!("198.19.0.2:{port}").parse().unwrap();
     let (ready_tx, ready_rx) = mpsc::channel();
-    let rx = in_ns(&lab.ns[1], move || {
+    let rx = in_ns(&ns[1], move || {
         let s = UdpSocket::bind(server).unwrap();
         s.set_read_timeout(Some(Duration::from_millis(1500)))
             .unwrap();
@@ -334,7 +351,7 @@ fn udp_cbr(lab: &Lab, port: u16, n: u32, size: usize, gap: Duration) -> f64 {
         seen.iter().filter(|s| **s).count()
     });
     ready_rx.recv().unwrap();
-    let tx = in_ns(&lab.ns[0], move || {
+    let tx = in_ns(&ns[0], move || {
         let s = UdpSocket::bind("198.19.0.1:0").unwrap();
         let t0 = Instant::now();
         let mut buf = vec![0x5au8; size];
@@ -418,7 +435,7 @@ fn netns_tunnel_acceptance() {
         &mut lab,
         r#"{ kind = "rlp", delivery = "out-of-sequence", max_naks = 1 }"#,
     );
-    let loss = udp_cbr(&lab, 5003, 4000, 200, Duration::from_micros(500));
+    let loss = udp_cbr(lab.ns.clone(), 5003, 4000, 200, Duration::from_micros(500));
     eprintln!(
         "UDP CBR 3.2 Mbit/s through rlp-oos, 5% loss each way: residual loss {:.3}% A: {} | B: {}",
         loss * 100.0,
@@ -426,14 +443,40 @@ fn netns_tunnel_acceptance() {
         service_counters(&lab, 1)
     );
 
+    // Multi-service: the heuristic classifier sends TCP to SR/M2 and UDP to RLP/OOS, sharing
+    // the link by SCFQ; both flows at once.
+    run_phase(
+        &mut lab,
+        r#"{ kind = "default" }, { kind = "sr", nak_policy = "per-frame" },
+            { kind = "rlp", delivery = "out-of-sequence", max_naks = 1 }]
+classifier = { kind = "heuristic", rules = [{ protocol = 6, service = 1 }, { protocol = 17, service = 2 }] }
+rates = [1, 1, 2"#,
+    );
+    let ns = lab.ns.clone();
+    let udp = std::thread::spawn(move || udp_cbr(ns, 5006, 4000, 200, Duration::from_micros(500)));
+    let m = tcp_transfer(&lab, 5005, dur);
+    let m_loss = udp.join().unwrap();
+    let per_service: Vec<u64> = lab.stats(1).map_or(vec![], |v| {
+        (0..3)
+            .map(|i| {
+                v["services"][i]["counters"]["packets_delivered"]
+                    .as_u64()
+                    .unwrap_or(0)
+            })
+            .collect()
+    });
+    eprintln!(
+        "multi-service (tcp->sr-m2, udp->rlp-oos, scfq): TCP {:.2} Mbit/s, UDP residual loss {:.3}%, delivered per service at B {per_service:?}",
+        m.mbps,
+        m_loss * 100.0
+    );
+
     // Restart B alone (SIGTERM: clean exit, control socket removed); A must not wedge.
     let st = lab.stop(1);
     assert!(st.success(), "mslld exit {st}: {}", lab.log(1));
     assert!(!lab.control(1).exists(), "control socket left behind");
-    lab.start(
-        1,
-        r#"{ kind = "rlp", delivery = "out-of-sequence", max_naks = 1 }"#,
-    );
+    let services = lab.services.clone();
+    lab.start(1, &services);
     lab.wait_up();
     let r = tcp_transfer(&lab, 5004, Duration::from_secs(1));
     let restarts = lab.stats(0).map(|v| v["counters"]["peer_restarts"].clone());
@@ -460,5 +503,15 @@ fn netns_tunnel_acceptance() {
     }
 
     assert!(loss < 0.01, "rlp-oos residual loss {:.3}%", loss * 100.0);
+    assert!(m.exact, "multi-service: TCP data differs");
+    assert!(
+        m_loss < 0.01,
+        "multi-service: UDP residual loss {:.3}%",
+        m_loss * 100.0
+    );
+    assert!(
+        per_service.len() == 3 && per_service[1] > 1000 && per_service[2] > 3900,
+        "classifier did not split TCP and UDP: {per_service:?}"
+    );
     assert_eq!(restarts, Some(serde_json::json!(1)));
 }

@@ -306,3 +306,49 @@ fn config_serde_and_validation() {
     bad.rates.clear();
     assert!(bad.validate().is_err());
 }
+
+/// Records the timer factor it is given.
+struct FactorProbe(std::sync::Arc<std::sync::Mutex<f64>>);
+
+impl Service for FactorProbe {
+    fn handle_packet(&mut self, _now: Instant, _p: Packet, _out: &mut Outbox) {}
+    fn handle_frame(&mut self, _now: Instant, _f: Frame, _out: &mut Outbox) {}
+    fn handle_timeout(&mut self, _now: Instant, _out: &mut Outbox) {}
+    fn poll_timeout(&self) -> Option<Instant> {
+        None
+    }
+    fn set_timer_factor(&mut self, f: f64) {
+        *self.0.lock().unwrap() = f;
+    }
+    fn stats(&self) -> ServiceStats {
+        ServiceStats::default()
+    }
+    fn name(&self) -> &'static str {
+        "probe"
+    }
+}
+
+#[test]
+fn adaptive_timer_services_are_exempt_from_scaling() {
+    // seed004-ch6-9.md sec. 2.4: Snoop keeps its own RTT-based timers, no x2.
+    use std::sync::{Arc, Mutex};
+    let (a, b) = (Arc::new(Mutex::new(0.0)), Arc::new(Mutex::new(0.0)));
+    let services: Vec<Box<dyn Service>> = vec![
+        Box::new(FactorProbe(a.clone())),
+        Box::new(FactorProbe(b.clone())),
+    ];
+    let mut ep = Endpoint::new(
+        services,
+        Classifier::new(ClassifierConfig::default(), 2),
+        None,
+    );
+    ep.set_timer_scaling_exempt(0, true);
+    ep.set_timer_scaling(TimerScaling::Services);
+    assert_eq!((*a.lock().unwrap(), *b.lock().unwrap()), (1.0, 2.0));
+    ep.set_timer_scaling_exempt(0, false);
+    assert_eq!(*a.lock().unwrap(), 2.0);
+    // MsllConfig exempts Snoop by itself; it still builds and classifies.
+    let cfg = MsllConfig::from_names(&["snoop", "rlp-oos"], &[1.0, 1.0]).unwrap();
+    let ep = cfg.build(&cellular(), Role::BaseStation, None);
+    assert_eq!(ep.service_names(), ["snoop", "rlp-oos"]);
+}

@@ -25,7 +25,7 @@ use std::collections::VecDeque;
 
 use bytes::Bytes;
 
-use super::{scaled, Outbox, SentKind, Service, ServiceStats};
+use super::{scaled, HandOffLog, Outbox, SentKind, Service, ServiceStats};
 use crate::packet::Packet;
 use crate::time::{Duration, Instant, Timer};
 use crate::wire::arq::{ArqFrame, ARQ_DATA_HEADER};
@@ -72,6 +72,8 @@ pub struct Gbn {
     tx_base: u8,
     tx_buf: VecDeque<TxSlot>,
     rto_timer: Timer,
+    /// Data copies waiting in the scheduler (to notice copies a bounded queue dropped).
+    handed: HandOffLog<u8>,
     rx_expected: u8,
     ack_timer: Timer,
     stats: ServiceStats,
@@ -92,6 +94,7 @@ impl Gbn {
             tx_base: 0,
             tx_buf: VecDeque::new(),
             rto_timer: Timer::default(),
+            handed: HandOffLog::default(),
             rx_expected: 0,
             ack_timer: Timer::default(),
             stats: ServiceStats::default(),
@@ -103,11 +106,12 @@ impl Gbn {
     }
 
     /// Hand frame `off` of the window to the scheduler, unless a copy is already waiting there.
-    fn send_data(&mut self, off: usize, first: bool, out: &mut Outbox) {
+    fn send_data(&mut self, now: Instant, off: usize, first: bool, out: &mut Outbox) {
         if self.tx_buf[off].queued {
             return;
         }
         self.tx_buf[off].queued = true;
+        self.handed.push(now, self.tx_base.wrapping_add(off as u8));
         let payload = self.tx_buf[off].payload.clone();
         let plen = payload.len();
         let f = ArqFrame::Data {
@@ -124,6 +128,19 @@ impl Gbn {
         };
         kind.count(&mut self.stats, &f);
         out.send(f);
+    }
+
+    /// A copy of data frame `seq` started transmission (or was dropped by the scheduler: lost).
+    fn on_sent(&mut self, now: Instant, seq: u8) {
+        let off = seq.wrapping_sub(self.tx_base) as usize;
+        if off >= self.tx_buf.len() {
+            return; // acknowledged while it waited in the scheduler
+        }
+        self.tx_buf[off].queued = false;
+        self.tx_buf[off].sent = true;
+        if off == 0 || !self.rto_timer.is_armed() {
+            self.rto_timer.set(now + scaled(self.cfg.rto, self.factor));
+        }
     }
 
     fn on_ack(&mut self, now: Instant, ack: u8) {
@@ -143,7 +160,7 @@ impl Gbn {
 }
 
 impl Service for Gbn {
-    fn handle_packet(&mut self, _now: Instant, packet: Packet, out: &mut Outbox) {
+    fn handle_packet(&mut self, now: Instant, packet: Packet, out: &mut Outbox) {
         self.stats.packets_in += 1;
         if self.tx_buf.len() >= self.cfg.window as usize {
             self.stats.packets_dropped += 1; // L761: full buffer array drops frames
@@ -154,7 +171,7 @@ impl Service for Gbn {
             queued: false,
             sent: false,
         });
-        self.send_data(self.tx_buf.len() - 1, true, out);
+        self.send_data(now, self.tx_buf.len() - 1, true, out);
     }
 
     fn handle_frame(&mut self, now: Instant, frame: Frame, out: &mut Outbox) {
@@ -185,11 +202,17 @@ impl Service for Gbn {
     }
 
     fn handle_timeout(&mut self, now: Instant, out: &mut Outbox) {
+        for d in self
+            .handed
+            .take_stale(now, scaled(self.cfg.rto, self.factor))
+        {
+            self.on_sent(now, d); // dropped by the scheduler: see HandOffLog
+        }
         if self.rto_timer.poll_expired(now) && !self.tx_buf.is_empty() {
             // L735: "restart from the earliest buffered frame": resend everything outstanding.
             // The timer restarts when the oldest frame's copy starts transmission.
             for off in 0..self.tx_buf.len() {
-                self.send_data(off, false, out);
+                self.send_data(now, off, false, out);
             }
         }
         if self.ack_timer.poll_expired(now) {
@@ -206,19 +229,19 @@ impl Service for Gbn {
         let Ok(ArqFrame::Data { seq, .. }) = ArqFrame::parse(frame) else {
             return;
         };
-        let off = seq.wrapping_sub(self.tx_base) as usize;
-        if off >= self.tx_buf.len() {
-            return; // acknowledged while it waited in the scheduler
+        // Copies handed off before this one and never reported were dropped by the scheduler.
+        for d in self.handed.report(now, seq) {
+            self.on_sent(now, d);
         }
-        self.tx_buf[off].queued = false;
-        self.tx_buf[off].sent = true;
-        if off == 0 || !self.rto_timer.is_armed() {
-            self.rto_timer.set(now + scaled(self.cfg.rto, self.factor));
-        }
+        self.on_sent(now, seq);
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        crate::time::earliest([self.rto_timer.deadline(), self.ack_timer.deadline()])
+        crate::time::earliest([
+            self.rto_timer.deadline(),
+            self.ack_timer.deadline(),
+            self.handed.deadline(scaled(self.cfg.rto, self.factor)),
+        ])
     }
 
     fn set_timer_factor(&mut self, factor: f64) {

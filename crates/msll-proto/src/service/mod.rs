@@ -24,6 +24,8 @@ pub mod snoop;
 pub mod sr;
 pub mod xor;
 
+use std::collections::VecDeque;
+
 use crate::packet::Packet;
 use crate::time::{DataRate, Duration, Instant};
 use crate::wire::Frame;
@@ -50,9 +52,11 @@ pub trait Service: Send {
     /// link now (the "transmit" interrupt). Drivers must call it exactly once for every frame they
     /// put on the link, in link order, before re-reading `poll_timeout` (`Endpoint::poll_transmit`
     /// does; so does `testing::Pair`). The service number nibble may be set. A frame that a
-    /// bounded scheduler queue drops must be reported as well, when it is dropped (it is then
+    /// bounded scheduler queue drops should be reported as well, when it is dropped (it is then
     /// simply lost on the air): GBN, SR and RLP keep at most one copy of a frame in the scheduler
-    /// and wait for this report before they resend it.
+    /// and wait for this report before they resend it. Without it they infer the drop when a
+    /// later frame of theirs is reported (per-service FIFO order), or when nothing of theirs was
+    /// reported for one retransmission (NAK) timeout (`HandOffLog`).
     ///
     /// Why: a timer that the seeds start "after each transmission" (seed004-ch4 sec. 3.2, L735;
     /// XOR/Ad L996; RLP NAK and keepalive timers, L755-L759) must not run while the frame waits
@@ -220,6 +224,76 @@ impl LinkInfo {
             + self.rate.tx_time(2)
             + self.delay
             + self.delay
+    }
+}
+
+/// Copies handed to the scheduler and not yet reported by `Service::handle_transmitted`, in hand-off
+/// order, to notice copies that a bounded scheduler queue dropped without telling the service.
+/// * The scheduler keeps each service's frames in FIFO order (FIFO and SCFQ alike), so when a
+///   frame is reported, every tracked copy handed off before it and not reported was dropped.
+/// * A work-conserving scheduler serves a backlogged service regularly, so when nothing of ours has
+///   been reported for a whole `quiet` period (the scheme's retransmission or NAK timeout) while
+///   copies are tracked, none of them is waiting any more: all were dropped.
+///
+/// A dropped copy counts as sent and lost on the air, so its timers run and it is resent. The same
+/// rule gives drivers that never report a fallback: timers then start one `quiet` period after
+/// hand-off instead of at transmission.
+#[derive(Debug)]
+pub(crate) struct HandOffLog<K> {
+    q: VecDeque<K>,
+    /// Last report, or the hand-off that made the log non-empty, whichever is later.
+    since: Instant,
+}
+
+impl<K> Default for HandOffLog<K> {
+    fn default() -> Self {
+        HandOffLog {
+            q: VecDeque::new(),
+            since: Instant::ZERO,
+        }
+    }
+}
+
+/// Bound on tracked copies (a scheme keeps at most one copy per window slot waiting).
+const HAND_OFF_CAP: usize = 512;
+
+impl<K: PartialEq + Copy> HandOffLog<K> {
+    pub(crate) fn push(&mut self, now: Instant, k: K) {
+        if self.q.is_empty() {
+            self.since = now;
+        }
+        if self.q.len() == HAND_OFF_CAP {
+            self.q.pop_front();
+        }
+        self.q.push_back(k);
+    }
+
+    /// `k` was reported: returns the copies handed off before it and never reported (dropped),
+    /// oldest first. An untracked `k` changes nothing but the time of the last report.
+    pub(crate) fn report(&mut self, now: Instant, k: K) -> Vec<K> {
+        self.since = now;
+        match self.q.iter().position(|x| *x == k) {
+            Some(i) => {
+                let dropped: Vec<K> = self.q.drain(..i).collect();
+                self.q.pop_front();
+                dropped
+            }
+            None => Vec::new(),
+        }
+    }
+
+    /// When the tracked copies count as dropped if nothing is reported before.
+    pub(crate) fn deadline(&self, quiet: Duration) -> Option<Instant> {
+        (!self.q.is_empty()).then(|| self.since + quiet)
+    }
+
+    /// Every tracked copy, if nothing was reported for `quiet`.
+    pub(crate) fn take_stale(&mut self, now: Instant, quiet: Duration) -> Vec<K> {
+        if self.deadline(quiet).is_some_and(|d| d <= now) {
+            self.q.drain(..).collect()
+        } else {
+            Vec::new()
+        }
     }
 }
 

@@ -39,7 +39,7 @@ use std::collections::VecDeque;
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 
-use super::{scaled, Outbox, SentKind, Service, ServiceStats};
+use super::{scaled, HandOffLog, Outbox, SentKind, Service, ServiceStats};
 use crate::packet::Packet;
 use crate::time::{Duration, Instant, Timer};
 use crate::wire::rlp::{RlpFrame, RLP_DATA_HEADER};
@@ -125,6 +125,9 @@ pub struct Rlp {
     tx_any_sent: bool,
     ka_timer: Timer,
     idle_keepalives: u32,
+    /// Data and NAK copies waiting in the scheduler, as (is NAK, seq), to notice copies a
+    /// bounded queue dropped.
+    handed: HandOffLog<(bool, u8)>,
     // receiver
     rx_expected: u8,
     rx: VecDeque<Slot>,
@@ -156,6 +159,7 @@ impl Rlp {
             tx_any_sent: false,
             ka_timer: Timer::default(),
             idle_keepalives: 0,
+            handed: HandOffLog::default(),
             rx_expected: 0,
             rx: vec![Slot::Unknown; cfg.buffer as usize].into(),
             rx_span: 0,
@@ -183,7 +187,7 @@ impl Rlp {
 
     // ---- sender ----
 
-    fn on_nak(&mut self, seq: u8, out: &mut Outbox) {
+    fn on_nak(&mut self, now: Instant, seq: u8, out: &mut Outbox) {
         let back = self.tx_next.wrapping_sub(seq) as usize;
         if back == 0 || back > self.tx_buf.len() {
             // Not among the frames still buffered: overwritten (buffer overrun, L761) or never sent.
@@ -197,6 +201,7 @@ impl Rlp {
             return; // a copy still waits in the scheduler: it answers this NAK
         }
         self.tx_buf[i].1 = true;
+        self.handed.push(now, (false, seq));
         let payload = self.tx_buf[i].0.clone();
         // L759: "buffered frames are retransmitted when they are negatively acknowledged";
         // retransmissions join the FIFO tail like new frames (AMB-6).
@@ -215,7 +220,7 @@ impl Rlp {
 
     /// Send the next NAK for the missing frame at offset `off`, or give it up if the limit is
     /// reached. Returns true if it was given up.
-    fn nak_or_give_up(&mut self, _now: Instant, off: usize, out: &mut Outbox) -> bool {
+    fn nak_or_give_up(&mut self, now: Instant, off: usize, out: &mut Outbox) -> bool {
         let max = self.cfg.max_naks;
         let Slot::Missing { naks, timer } = &mut self.rx[off] else {
             return false;
@@ -226,6 +231,7 @@ impl Rlp {
             *naks += 1;
             timer.cancel();
             let seq = self.rx_expected.wrapping_add(off as u8);
+            self.handed.push(now, (true, seq));
             self.send(SentKind::Nak, RlpFrame::Nak { seq }, out);
             false
         } else {
@@ -375,7 +381,7 @@ impl Rlp {
 }
 
 impl Service for Rlp {
-    fn handle_packet(&mut self, _now: Instant, packet: Packet, out: &mut Outbox) {
+    fn handle_packet(&mut self, now: Instant, packet: Packet, out: &mut Outbox) {
         self.stats.packets_in += 1;
         let seq = self.tx_next;
         self.tx_next = self.tx_next.wrapping_add(1);
@@ -386,6 +392,7 @@ impl Service for Rlp {
             self.tx_buf.pop_front();
         }
         self.tx_buf.push_back((payload.clone(), true));
+        self.handed.push(now, (false, seq));
         let plen = payload.len();
         self.send(SentKind::Data(plen), RlpFrame::Data { seq, payload }, out);
     }
@@ -394,13 +401,16 @@ impl Service for Rlp {
         self.stats.frames_received += 1;
         match RlpFrame::parse(&frame) {
             Ok(RlpFrame::Data { seq, payload }) => self.on_data(now, seq, payload, out),
-            Ok(RlpFrame::Nak { seq }) => self.on_nak(seq, out),
+            Ok(RlpFrame::Nak { seq }) => self.on_nak(now, seq, out),
             Ok(RlpFrame::Keepalive { highest }) => self.on_keepalive(now, highest, out),
             Err(_) => self.stats.malformed_frames += 1,
         }
     }
 
     fn handle_timeout(&mut self, now: Instant, out: &mut Outbox) {
+        for d in self.handed.take_stale(now, self.nak_timeout()) {
+            self.on_sent(now, d); // dropped by the scheduler: see HandOffLog
+        }
         if self.ka_timer.poll_expired(now) && self.tx_any_sent {
             // AMB-5: the highest sequence number transmitted so far.
             let highest = self.tx_sent_next.wrapping_sub(1);
@@ -430,33 +440,17 @@ impl Service for Rlp {
     }
 
     fn handle_transmitted(&mut self, now: Instant, frame: &Frame) {
-        match RlpFrame::parse(frame) {
-            Ok(RlpFrame::Data { seq, .. }) => {
-                let back = self.tx_next.wrapping_sub(seq) as usize;
-                if (1..=self.tx_buf.len()).contains(&back) {
-                    let i = self.tx_buf.len() - back;
-                    self.tx_buf[i].1 = false;
-                }
-                if seq == self.tx_sent_next && back >= 1 {
-                    // A first transmission: the idle period restarts (L755).
-                    self.tx_sent_next = self.tx_sent_next.wrapping_add(1);
-                    self.tx_any_sent = true;
-                    self.idle_keepalives = 0;
-                    self.ka_timer
-                        .set(now + scaled(self.cfg.keepalive, self.factor));
-                }
-            }
-            Ok(RlpFrame::Nak { seq }) => {
-                let off = seq.wrapping_sub(self.rx_expected) as usize;
-                let t = now + self.nak_timeout();
-                if let Some(Slot::Missing { timer, .. }) =
-                    self.rx.get_mut(off).filter(|_| off < self.rx_span)
-                {
-                    timer.set(t);
-                }
-            }
-            _ => {}
+        let key = match RlpFrame::parse(frame) {
+            Ok(RlpFrame::Data { seq, .. }) => (false, seq),
+            Ok(RlpFrame::Nak { seq }) => (true, seq),
+            _ => return,
+        };
+        // Copies handed off before this one and never reported were dropped by the scheduler:
+        // sent and lost, as far as the timers go.
+        for d in self.handed.report(now, key) {
+            self.on_sent(now, d);
         }
+        self.on_sent(now, key);
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
@@ -468,6 +462,7 @@ impl Service for Rlp {
                 _ => None,
             })
             .chain(self.ka_timer.deadline())
+            .chain(self.handed.deadline(self.nak_timeout()))
             .min()
     }
 
@@ -488,5 +483,37 @@ impl Service for Rlp {
 
     fn header_overhead(&self) -> usize {
         RLP_DATA_HEADER
+    }
+}
+
+impl Rlp {
+    /// A copy (data or NAK) started transmission, or was dropped by the scheduler (lost).
+    fn on_sent(&mut self, now: Instant, key: (bool, u8)) {
+        match key {
+            (false, seq) => {
+                let back = self.tx_next.wrapping_sub(seq) as usize;
+                if (1..=self.tx_buf.len()).contains(&back) {
+                    let i = self.tx_buf.len() - back;
+                    self.tx_buf[i].1 = false;
+                }
+                if seq == self.tx_sent_next && back >= 1 {
+                    // A first transmission: the idle period restarts (L755).
+                    self.tx_sent_next = self.tx_sent_next.wrapping_add(1);
+                    self.tx_any_sent = true;
+                    self.idle_keepalives = 0;
+                    self.ka_timer
+                        .set(now + scaled(self.cfg.keepalive, self.factor));
+                }
+            }
+            (true, seq) => {
+                let off = seq.wrapping_sub(self.rx_expected) as usize;
+                let t = now + self.nak_timeout();
+                if let Some(Slot::Missing { timer, .. }) =
+                    self.rx.get_mut(off).filter(|_| off < self.rx_span)
+                {
+                    timer.set(t);
+                }
+            }
+        }
     }
 }

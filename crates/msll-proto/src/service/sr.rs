@@ -45,7 +45,7 @@ use std::collections::VecDeque;
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 
-use super::{scaled, Outbox, SentKind, Service, ServiceStats};
+use super::{scaled, HandOffLog, Outbox, SentKind, Service, ServiceStats};
 use crate::packet::Packet;
 use crate::time::{Duration, Instant, Timer};
 use crate::wire::arq::{ArqFrame, ARQ_DATA_HEADER};
@@ -136,6 +136,8 @@ pub struct Sr {
     tx_buf: VecDeque<TxSlot>,
     /// `RetransmitTimer::Oldest`: the timer of the oldest unacknowledged frame.
     rto_timer: Timer,
+    /// Data copies waiting in the scheduler (to notice copies a bounded queue dropped).
+    handed: HandOffLog<u8>,
     // receiver
     rx_expected: u8,
     rx_buf: VecDeque<RxSlot>,
@@ -162,6 +164,7 @@ impl Sr {
             tx_base: 0,
             tx_buf: VecDeque::new(),
             rto_timer: Timer::default(),
+            handed: HandOffLog::default(),
             rx_expected: 0,
             rx_buf: vec![RxSlot::default(); cfg.window as usize].into(),
             rx_span: 0,
@@ -177,12 +180,13 @@ impl Sr {
 
     /// Hand frame `off` of the window to the scheduler, unless a copy is already waiting there.
     /// Its timer starts in `handle_transmitted`.
-    fn send_data(&mut self, off: usize, first: bool, out: &mut Outbox) {
+    fn send_data(&mut self, now: Instant, off: usize, first: bool, out: &mut Outbox) {
         let seq = self.tx_base.wrapping_add(off as u8);
         if self.tx_buf[off].queued {
             return;
         }
         self.tx_buf[off].queued = true;
+        self.handed.push(now, seq);
         let payload = self.tx_buf[off].payload.clone();
         let plen = payload.len();
         let f = ArqFrame::Data {
@@ -200,6 +204,28 @@ impl Sr {
         };
         kind.count(&mut self.stats, &f);
         out.send(f);
+    }
+
+    /// A copy of data frame `seq` started transmission (or was dropped by the scheduler, which
+    /// is the same as lost on the air): its retransmission timer starts now.
+    fn on_sent(&mut self, now: Instant, seq: u8) {
+        let off = seq.wrapping_sub(self.tx_base) as usize;
+        if off >= self.tx_buf.len() {
+            return; // acknowledged while it waited in the scheduler
+        }
+        let at = now + scaled(self.cfg.rto, self.factor);
+        let slot = &mut self.tx_buf[off];
+        slot.queued = false;
+        slot.sent = true;
+        match self.cfg.timer {
+            // L735: "a retransmission timer after each transmission".
+            RetransmitTimer::PerFrame => slot.timer.set(at),
+            // the oldest frame (re)transmitted, or no timer running
+            RetransmitTimer::Oldest if off == 0 || !self.rto_timer.is_armed() => {
+                self.rto_timer.set(at)
+            }
+            RetransmitTimer::Oldest => {}
+        }
     }
 
     fn send_nak(&mut self, off: usize, out: &mut Outbox) {
@@ -241,7 +267,7 @@ impl Sr {
         let off = seq.wrapping_sub(self.tx_base) as usize;
         if off < self.tx_buf.len() {
             // L741: "the sender can retransmit negatively acknowledged frames immediately".
-            self.send_data(off, false, out);
+            self.send_data(now, off, false, out);
         }
     }
 
@@ -314,7 +340,7 @@ impl Sr {
 }
 
 impl Service for Sr {
-    fn handle_packet(&mut self, _now: Instant, packet: Packet, out: &mut Outbox) {
+    fn handle_packet(&mut self, now: Instant, packet: Packet, out: &mut Outbox) {
         self.stats.packets_in += 1;
         if self.tx_buf.len() >= self.cfg.window as usize {
             // L761/L1004: "its buffer array may fill up leading to frame drops".
@@ -328,7 +354,7 @@ impl Service for Sr {
             sent: false,
         });
         let off = self.tx_buf.len() - 1;
-        self.send_data(off, true, out);
+        self.send_data(now, off, true, out);
     }
 
     fn handle_frame(&mut self, now: Instant, frame: Frame, out: &mut Outbox) {
@@ -345,12 +371,16 @@ impl Service for Sr {
     }
 
     fn handle_timeout(&mut self, now: Instant, out: &mut Outbox) {
+        let rto = scaled(self.cfg.rto, self.factor);
+        for d in self.handed.take_stale(now, rto) {
+            self.on_sent(now, d); // dropped by the scheduler: see HandOffLog
+        }
         if self.rto_timer.poll_expired(now) && !self.tx_buf.is_empty() {
-            self.send_data(0, false, out);
+            self.send_data(now, 0, false, out);
         }
         for off in 0..self.tx_buf.len() {
             if self.tx_buf[off].timer.poll_expired(now) {
-                self.send_data(off, false, out);
+                self.send_data(now, off, false, out);
             }
         }
         if self.ack_timer.poll_expired(now) {
@@ -367,23 +397,12 @@ impl Service for Sr {
         let Ok(ArqFrame::Data { seq, .. }) = ArqFrame::parse(frame) else {
             return; // control frames carry no timer
         };
-        let off = seq.wrapping_sub(self.tx_base) as usize;
-        if off >= self.tx_buf.len() {
-            return; // acknowledged while it waited in the scheduler
+        // Copies handed off before this one and never reported were dropped by the scheduler:
+        // sent and lost, as far as the timers go.
+        for d in self.handed.report(now, seq) {
+            self.on_sent(now, d);
         }
-        let at = now + scaled(self.cfg.rto, self.factor);
-        let slot = &mut self.tx_buf[off];
-        slot.queued = false;
-        slot.sent = true;
-        match self.cfg.timer {
-            // L735: "a retransmission timer after each transmission".
-            RetransmitTimer::PerFrame => slot.timer.set(at),
-            // the oldest frame (re)transmitted, or no timer running
-            RetransmitTimer::Oldest if off == 0 || !self.rto_timer.is_armed() => {
-                self.rto_timer.set(at)
-            }
-            RetransmitTimer::Oldest => {}
-        }
+        self.on_sent(now, seq);
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
@@ -392,6 +411,7 @@ impl Service for Sr {
             .filter_map(|s| s.timer.deadline())
             .chain(self.rto_timer.deadline())
             .chain(self.ack_timer.deadline())
+            .chain(self.handed.deadline(scaled(self.cfg.rto, self.factor)))
             .min()
     }
 

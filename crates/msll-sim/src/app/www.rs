@@ -707,17 +707,6 @@ mod tests {
         let mut pipe = Pipe::new(params(1000, 200.0), 2e6, 0.003);
         pipe.run(Instant::from_secs_f64(200.0));
         let s = pipe.app.stats();
-        eprintln!(
-            "DBG tx {} obj {} bytes {} req {} rep {} last {:?} ttime {} tcp {:?}",
-            s.transactions,
-            s.objects,
-            s.reply_bytes,
-            s.requests,
-            s.replies,
-            s.last_done,
-            s.transaction_time_s,
-            pipe.app.tcp_totals()
-        );
         assert!(s.transactions > 100, "{s:?}");
         // Every completed page has its page + objects as fetches; requests = replies (+ at most
         // the in-progress ones).

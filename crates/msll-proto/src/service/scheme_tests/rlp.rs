@@ -246,3 +246,23 @@ fn sequence_numbers_wrap() {
     assert_eq!(got, (0..600).collect::<Vec<_>>());
     assert_eq!(p.b.stats().protocol_errors, 0);
 }
+
+#[test]
+fn nak_dropped_by_the_scheduler_is_inferred_from_a_later_report() {
+    // The receiver's NAK(1) is dropped by a full scheduler queue (never reported); a later data
+    // frame of the same service is reported, which proves the drop: the NAK timer runs from then
+    // and the second NAK follows on expiry, instead of the hole waiting forever.
+    let mut rx = Rlp::new(cfg(3, Delivery::InSequence));
+    feed(&mut rx, ms(0), data(0));
+    let nak = feed_queued(&mut rx, ms(10), data(2));
+    assert_eq!(naks(&nak), vec![1]);
+    // no NAK timer yet; only the fallback for a copy never reported (10 + 400 ms)
+    assert_eq!(rx.poll_timeout(), Some(ms(410)));
+    let d = send_queued(&mut rx, ms(20), numbered(9, 8));
+    transmitted(&mut rx, ms(30), &d);
+    // keepalive for its own data at 30 + 250 ms, then the NAK timer at 30 + 400 ms
+    assert_eq!(rx.poll_timeout(), Some(ms(280)));
+    assert!(naks(&timeout(&mut rx, ms(280))).is_empty());
+    assert_eq!(rx.poll_timeout(), Some(ms(430)));
+    assert_eq!(naks(&timeout(&mut rx, ms(430))), vec![1]);
+}

@@ -1,0 +1,161 @@
+//! Issue 6: the `[msll]` scenario table and the multi-service scenario files of seed 004
+//! (Figs 7.1-7.18, 8.2, 8.3) and seed 001 (Figs 13-20) parse into the intended sweeps.
+
+use std::path::{Path, PathBuf};
+
+use msll_lab::Scenario;
+use msll_proto::{ClassifierConfig, Discipline, TimerScaling};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn load(rel: &str) -> Scenario {
+    Scenario::load(&repo().join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+}
+
+#[test]
+fn seed004_chapter_7_and_8_files() {
+    for n in 1..=18 {
+        let s = load(&format!("scenarios/seed004/fig7_{n:02}.toml"));
+        let curves = if n >= 13 { 5 } else { 4 };
+        assert_eq!(s.points.len(), 4 * curves, "fig7_{n:02}");
+        for p in &s.points {
+            let m = p.config.msll.as_ref().expect("multi-service");
+            assert_eq!(m.services.len(), 2);
+            assert_eq!(m.scheduler, Discipline::Scfq);
+            assert_eq!(m.timer_scaling, TimerScaling::Services);
+            // Table 7.1: Cellular 1/3 : 2/3, PCS and WLAN 1/2 : 1/2.
+            let want = if p.link == "cellular" {
+                [1.0, 2.0]
+            } else {
+                [1.0, 1.0]
+            };
+            assert_eq!(m.rates, want, "{}", p.label);
+            assert!(p.config.pacing);
+            assert!(
+                p.config.apps.iter().any(|a| a.ends_run()),
+                "FTP ends the run"
+            );
+        }
+        assert_eq!(s.points[0].scheme, "default+default");
+    }
+    for (n, topo) in [(2, "LAN1"), (3, "WAN2")] {
+        let s = load(&format!("scenarios/seed004/fig8_{n:02}.toml"));
+        assert_eq!(s.points.len(), 8);
+        let labels: Vec<&str> = s.points.iter().map(|p| p.scheme.as_str()).collect();
+        assert_eq!(&labels[..2], ["default+default/fifo", "default+default"]);
+        for p in &s.points {
+            assert_eq!(p.topology, topo);
+            assert!(!p.config.pacing, "sec. 8.2.1: IP blocking disabled");
+            assert_eq!(p.config.msll.as_ref().unwrap().queue_limit, Some(50));
+        }
+    }
+}
+
+#[test]
+fn seed001_multi_service_files() {
+    for n in 13..=20 {
+        let s = load(&format!("scenarios/seed001/fig{n}.toml"));
+        let levels = if n >= 18 { 5 } else { 4 };
+        assert_eq!(s.points.len(), levels * 4, "fig{n}");
+        for p in &s.points {
+            let m = p.config.msll.as_ref().unwrap();
+            // The CBR peak before overhead: 1/5 of 802.11b, 1/6 of HSCSD.
+            let want = if p.link == "hscsd" {
+                [5.0, 1.0]
+            } else {
+                [4.0, 1.0]
+            };
+            assert_eq!(m.rates, want);
+        }
+    }
+}
+
+fn parse(text: &str) -> Result<Scenario, String> {
+    Scenario::parse("t.toml", text, Path::new(".")).map_err(|e| e.to_string())
+}
+
+const HEAD: &str = r#"
+[scenario]
+name = "t"
+[link]
+preset = "cellular"
+[[app]]
+kind = "conference"
+tos = 1
+"#;
+
+#[test]
+fn msll_table_forms_and_errors() {
+    let s = parse(&format!(
+        "{HEAD}
+[msll]
+services = [\"sr-m2\", {{ kind = \"rlp\", max_naks = 1, delivery = \"out-of-sequence\" }}]
+classifier = \"heuristic\"
+rates = [1, 2]
+timer_scaling = {{ fixed = 3.0 }}
+measure = {{ window_ms = 1000 }}
+[sweep]
+scheduler = [\"scfq\", \"fifo\"]
+"
+    ))
+    .unwrap();
+    assert_eq!(s.points.len(), 2);
+    let m = s.points[1].config.msll.as_ref().unwrap();
+    assert_eq!(m.label(), "sr-m2+rlp-oos/fifo");
+    assert_eq!(
+        m.classifier,
+        ClassifierConfig::heuristic(0, 1, [5000, 5099])
+    );
+    assert_eq!(m.timer_scaling, TimerScaling::Fixed(3.0));
+    assert_eq!(m.measure.unwrap().window_ms, 1000.0);
+    assert_eq!(s.points[0].scheme, "sr-m2+rlp-oos");
+
+    for (extra, want) in [
+        ("[msll]\nservices = [\"bogus\"]\n", "unknown scheme"),
+        (
+            "[msll]\nservices = [\"default\"]\nrates = [1, 2]\n",
+            "rates",
+        ),
+        (
+            "[msll]\nservices = [\"default\"]\nclassifier = \"magic\"\n",
+            "classifier",
+        ),
+        ("[msll]\nservices = []\n", "services"),
+        (
+            "[msll]\nservices = [\"default\"]\nqueue_limit = 0\n",
+            "queue_limit",
+        ),
+        ("[sweep]\nscheduler = [\"fifo\"]\n", "[msll]"),
+        (
+            "[msll]\nservices = [\"default\"]\n[sweep]\nscheme = [\"sr\"]\n",
+            "exclude",
+        ),
+        ("[msll]\nservices = [\"default\"]\nbogus = 1\n", "bogus"),
+    ] {
+        let e = parse(&format!("{HEAD}{extra}")).unwrap_err();
+        assert!(e.contains(want), "{extra}: {e}");
+    }
+}
+
+#[test]
+fn a_multi_service_point_runs() {
+    let s = parse(&format!(
+        "{}
+[msll]
+services = [\"default\", \"rlp-oos\"]
+rates = [1, 2]
+",
+        HEAD.replace("name = \"t\"", "name = \"t\"\nduration_s = 60.0")
+    ))
+    .unwrap();
+    let cfg = &s.points[0].config;
+    let r = msll_sim::Simulation::new(cfg, Path::new("."))
+        .unwrap()
+        .run();
+    // Conferencing rides service 1 (DS 1), nothing on service 0.
+    assert!(r.get("msll.s1.link_share").unwrap() > 0.99);
+    assert!(r.get("msll.s1.goodput").unwrap() > 0.9);
+    assert_eq!(r.get("msll.s1.share").unwrap(), 2.0 / 3.0);
+}
