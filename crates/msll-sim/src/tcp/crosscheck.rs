@@ -373,6 +373,8 @@ fn compare_lossy(cfg: TcpConfig, reference: &str) {
         let (m1, s1) = stat(&ours_ref, |r| r.throughput);
         let (m2, s2) = stat(&theirs, |r| r.throughput);
         let se = ((s1 * s1 + s2 * s2) / 30.0).sqrt();
+        // The comparison table of the closing note (`cargo test -- --nocapture lossy_chain`).
+        eprintln!("loss {loss}: msll {m1:.0} +- {s1:.0} bit/s, ns-2 {m2:.0} +- {s2:.0} bit/s");
         assert!(
             (m1 - m2).abs() < 3.0 * se,
             "loss {loss}: throughput ours {m1:.0}+-{s1:.0}, ns-2 {m2:.0}+-{s2:.0}"
