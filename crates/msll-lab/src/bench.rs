@@ -13,129 +13,84 @@ use rayon::prelude::*;
 
 use crate::scenario::Scenario;
 
-/// (name, description, scenario TOML)
-pub const CASES: &[(&str, &str, &str)] = &[
+/// (name, description, link preset, topology, application table, error level, scheme)
+pub const CASES: &[(&str, &str, &str, &str, &str, u8, &str)] = &[
     (
         "a",
         "FTP 100 MB, WLAN LAN1, 2^15 B errors, Default",
-        FTP_WLAN_DEFAULT,
+        "wlan",
+        "LAN1",
+        "kind = \"ftp\"\nbytes = 100000000",
+        3,
+        "default",
     ),
     (
         "a10",
         "FTP 10 MB, WLAN LAN1, 2^15 B errors, Default (memory check)",
-        FTP_WLAN_10MB,
+        "wlan",
+        "LAN1",
+        "kind = \"ftp\"\nbytes = 10000000",
+        3,
+        "default",
     ),
     (
         "b-sr",
         "FTP 100 MB, WLAN LAN1, 2^15 B errors, SR/M2",
-        FTP_WLAN_SRM2,
+        "wlan",
+        "LAN1",
+        "kind = \"ftp\"\nbytes = 100000000",
+        3,
+        "sr-m2",
     ),
     (
         "b-snoop",
         "FTP 100 MB, WLAN LAN1, 2^15 B errors, Snoop",
-        FTP_WLAN_SNOOP,
+        "wlan",
+        "LAN1",
+        "kind = \"ftp\"\nbytes = 100000000",
+        3,
+        "snoop",
     ),
     (
         "c",
         "FTP 10 MB, HSCSD WAN2, 2% frame loss, Default",
-        FTP_HSCSD,
+        "hscsd",
+        "WAN2",
+        "kind = \"ftp\"\nbytes = 10000000",
+        2,
+        "default",
     ),
     (
         "d",
         "WWW 500 s, WLAN LAN1, 2^15 B errors, Default",
-        WWW_WLAN,
+        "wlan",
+        "LAN1",
+        "kind = \"www\"",
+        3,
+        "default",
     ),
     (
         "e",
         "conferencing 500 s, WLAN LAN1, 2^14 B errors, RLP/OOS",
-        CONF_WLAN,
+        "wlan",
+        "LAN1",
+        "kind = \"conference\"",
+        4,
+        "rlp-oos",
     ),
 ];
 
-const FTP_WLAN_DEFAULT: &str = r#"
-[scenario]
-name = "bench-a"
-[link]
-preset = "wlan"
-[[app]]
-kind = "ftp"
-bytes = 100000000
-[sweep]
-level = [3]
-scheme = ["default"]
-"#;
-const FTP_WLAN_10MB: &str = r#"
-[scenario]
-name = "bench-a10"
-[link]
-preset = "wlan"
-[[app]]
-kind = "ftp"
-bytes = 10000000
-[sweep]
-level = [3]
-scheme = ["default"]
-"#;
-const FTP_WLAN_SRM2: &str = r#"
-[scenario]
-name = "bench-b-sr"
-[link]
-preset = "wlan"
-[[app]]
-kind = "ftp"
-bytes = 100000000
-[sweep]
-level = [3]
-scheme = ["sr-m2"]
-"#;
-const FTP_WLAN_SNOOP: &str = r#"
-[scenario]
-name = "bench-b-snoop"
-[link]
-preset = "wlan"
-[[app]]
-kind = "ftp"
-bytes = 100000000
-[sweep]
-level = [3]
-scheme = ["snoop"]
-"#;
-const FTP_HSCSD: &str = r#"
-[scenario]
-name = "bench-c"
-[link]
-preset = "hscsd"
-[topology]
-name = "WAN2"
-[[app]]
-kind = "ftp"
-bytes = 10000000
-[sweep]
-level = [2]
-scheme = ["default"]
-"#;
-const WWW_WLAN: &str = r#"
-[scenario]
-name = "bench-d"
-[link]
-preset = "wlan"
-[[app]]
-kind = "www"
-[sweep]
-level = [3]
-scheme = ["default"]
-"#;
-const CONF_WLAN: &str = r#"
-[scenario]
-name = "bench-e"
-[link]
-preset = "wlan"
-[[app]]
-kind = "conference"
-[sweep]
-level = [4]
-scheme = ["rlp-oos"]
-"#;
+/// The scenario text of a case (cases are scenario files, so they follow the scenario format).
+fn case_text(name: &str) -> Result<String> {
+    let (_, _, link, topo, app, level, scheme) = CASES
+        .iter()
+        .find(|c| c.0 == name)
+        .with_context(|| format!("no bench case {name}"))?;
+    Ok(format!(
+        "[scenario]\nname = \"bench-{name}\"\n[link]\npreset = \"{link}\"\n[topology]\nname = \"{topo}\"\n\
+         [[app]]\n{app}\n[sweep]\nlevel = [{level}]\nscheme = [\"{scheme}\"]\n"
+    ))
+}
 
 fn peak_rss_kib() -> u64 {
     std::fs::read_to_string("/proc/self/status")
@@ -150,13 +105,10 @@ fn peak_rss_kib() -> u64 {
 
 /// Run one case in this process and print one JSON line.
 pub fn run_case(name: &str) -> Result<()> {
-    let (_, _, text) = CASES
-        .iter()
-        .find(|c| c.0 == name)
-        .with_context(|| format!("no bench case {name}"))?;
+    let text = case_text(name)?;
     let sc = Scenario::parse(
         &format!("bench case {name}"),
-        text,
+        &text,
         std::path::Path::new("."),
     )?;
     let cfg = &sc.points[0].config;
@@ -185,7 +137,7 @@ pub fn run(only: &[String], repeat: usize) -> Result<()> {
         "{:<8} {:<62} {:>9} {:>12} {:>12} {:>9}",
         "case", "scenario", "wall s", "hops/s", "events/s", "RSS MiB"
     );
-    for (name, desc, _) in CASES {
+    for (name, desc, ..) in CASES {
         if !only.is_empty() && !only.iter().any(|o| o == name) {
             continue;
         }
@@ -229,7 +181,7 @@ pub fn run(only: &[String], repeat: usize) -> Result<()> {
 
 /// Replications of case (e) on 1 thread vs all cores.
 fn scaling() -> Result<()> {
-    let sc = Scenario::parse("bench case e", CONF_WLAN, std::path::Path::new("."))?;
+    let sc = Scenario::parse("bench case e", &case_text("e")?, std::path::Path::new("."))?;
     let cfg = sc.points[0].config.clone();
     let reps: Vec<u32> = (0..8).collect();
     let time = |threads: usize| -> Result<f64> {
