@@ -24,6 +24,8 @@ pub struct Context<'a> {
     pub missing: usize,
     pub quick: bool,
     pub selection: Vec<String>,
+    /// Simulation seconds (one core) per scenario, from the cache's run times.
+    pub cpu_s: BTreeMap<String, f64>,
 }
 
 /// The x-axis label of an error level: the model parameter, as in the seeds' figures.
@@ -230,6 +232,14 @@ pub fn write(dir: &Path, ctx: &Context) -> Result<()> {
         if ctx.quick { " **Quick mode**: 3 replications, FTP files / 20, run lengths / 5 -- a first look, not a reproduction." } else { "" },
         if ctx.selection.is_empty() { String::new() } else { format!(" Selection: {}.", ctx.selection.join(", ")) }
     );
+    let total_cpu: f64 = ctx.cpu_s.values().sum();
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let _ = writeln!(
+        md,
+        "Simulation time of the whole selection (all runs, from the cache): {total_cpu:.1} CPU-seconds, i.e. about {:.1} s \
+         of wall time on {cores} cores when run from scratch. Where the time goes is listed at the end.\n",
+        total_cpu / cores as f64
+    );
     let _ = writeln!(md, "## Claims: {pass} PASS, {fail} FAIL, {nr} NOT-RUN\n");
     let _ = writeln!(
         md,
@@ -268,6 +278,20 @@ pub fn write(dir: &Path, ctx: &Context) -> Result<()> {
         let _ = writeln!(md, "![{}](figures/{}.svg)\n", f.spec.id, f.spec.id);
         let _ = writeln!(md, "{}", f.table);
     }
+    let _ = writeln!(
+        md,
+        "## Where the time goes\n\n| scenario | CPU s | share |\n|---|---|---|"
+    );
+    let mut by_cost: Vec<(&String, &f64)> = ctx.cpu_s.iter().collect();
+    by_cost.sort_by(|a, b| b.1.total_cmp(a.1));
+    for (name, s) in by_cost {
+        let _ = writeln!(
+            md,
+            "| {name} | {s:.1} | {:.1}% |",
+            100.0 * s / total_cpu.max(1e-9)
+        );
+    }
+    let _ = writeln!(md);
     let _ = writeln!(
         md,
         "## Parameter choices\n\nEvery AMBIGUOUS item of the specification and the value msll uses is listed in \

@@ -218,9 +218,13 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<()> {
         );
         let work = |job: &&Job| -> Result<()> {
             let sc = &all[job.sc];
+            let t = WallClock::now();
             let res = run_job(sc, &sc.points[job.point], sc.raw.scenario.seed, job.rep)?;
+            let secs = t.elapsed().as_secs_f64();
             let path = cache_path(&opts.out, sc, &job.key);
             std::fs::create_dir_all(path.parent().expect("has parent"))?;
+            // Run time is kept beside the result, never in it: results stay bit-identical.
+            std::fs::write(path.with_extension("time"), format!("{secs}"))?;
             let tmp = path.with_extension("tmp");
             std::fs::write(&tmp, serde_json::to_vec(&res)?)?;
             std::fs::rename(&tmp, &path)?;
@@ -252,6 +256,20 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<()> {
         .map(|sc| vec![Vec::new(); sc.points.len()])
         .collect();
     let mut missing = 0usize;
+    // CPU seconds per scenario (a run shared by several scenarios is counted where it first appears).
+    let mut cpu: BTreeMap<String, f64> = BTreeMap::new();
+    let mut counted = std::collections::BTreeSet::new();
+    for job in &jobs {
+        if counted.insert(job.key.clone()) {
+            let t = std::fs::read_to_string(
+                cache_path(&opts.out, &all[job.sc], &job.key).with_extension("time"),
+            )
+            .ok()
+            .and_then(|s| s.trim().parse::<f64>().ok())
+            .unwrap_or(0.0);
+            *cpu.entry(all[job.sc].name().to_string()).or_default() += t;
+        }
+    }
     for job in &jobs {
         let path = cache_path(&opts.out, &all[job.sc], &job.key);
         match std::fs::read(&path) {
@@ -311,6 +329,7 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<()> {
         missing,
         quick: opts.quick,
         selection: opts.only.clone(),
+        cpu_s: cpu,
     };
     report::write(&opts.out.join("report"), &ctx)?;
     let (pass, fail, nr) = claims::tally(&verdicts);
