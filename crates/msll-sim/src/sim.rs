@@ -998,7 +998,10 @@ impl Simulation {
         };
         let mut air = Vec::with_capacity(n);
         for i in 0..n {
-            let (mut tx, mut rx) = (msll_proto::ServiceCounters::default(), msll_proto::ServiceCounters::default());
+            let (mut tx, mut rx) = (
+                msll_proto::ServiceCounters::default(),
+                msll_proto::ServiceCounters::default(),
+            );
             let mut st = ServiceStats::default();
             let (mut waits, mut dequeued, mut drops) = (0u64, 0u64, 0u64);
             for (a, b, _, _) in &eps {
@@ -1025,7 +1028,11 @@ impl Simulation {
             r.set(&format!("{p}.predicted_bps"), m.predicted_bps);
             r.set(
                 &format!("{p}.queue_wait_ms"),
-                if dequeued > 0 { waits as f64 / dequeued as f64 / 1e6 } else { 0.0 },
+                if dequeued > 0 {
+                    waits as f64 / dequeued as f64 / 1e6
+                } else {
+                    0.0
+                },
             );
             r.set(&format!("{p}.queue_drops"), drops as f64);
         }
@@ -1033,7 +1040,11 @@ impl Simulation {
         for (i, b) in air.iter().enumerate() {
             r.set(
                 &format!("msll.s{i}.link_share"),
-                if total > 0 { *b as f64 / total as f64 } else { 0.0 },
+                if total > 0 {
+                    *b as f64 / total as f64
+                } else {
+                    0.0
+                },
             );
         }
     }
