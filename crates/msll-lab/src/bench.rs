@@ -30,6 +30,7 @@ fn wlan_conference(seconds: f64, level: u8) -> SimConfig {
         replication: 0,
         traffic_streams: TrafficStreams::Fixed,
         msll: None,
+        ip_queues: Default::default(),
     }
 }
 

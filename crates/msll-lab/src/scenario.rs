@@ -34,7 +34,7 @@ use msll_sim::app::www::{Connections, ThinkTime};
 use msll_sim::error_model::ErrorSpec;
 use msll_sim::presets::{self, LinkSpec, Topology};
 use msll_sim::tcp::TcpConfig;
-use msll_sim::{AppSpec, SimConfig, TrafficStreams};
+use msll_sim::{AppSpec, IpQueues, SimConfig, TrafficStreams};
 use serde::{Deserialize, Serialize};
 
 /// A scenario problem: always names the file, and the key and value where there is one.
@@ -124,7 +124,10 @@ fn msll_variants(raw: &ScenarioFile) -> Result<Vec<MsllConfig>, String> {
         None => return Err("sweep.services / sweep.scheduler need an [msll] table".into()),
     };
     if !raw.sweep.scheme.is_empty() {
-        return Err("sweep.scheme and [msll] exclude each other: sweep msll services with sweep.services".into());
+        return Err(
+            "sweep.scheme and [msll] exclude each other: sweep msll services with sweep.services"
+                .into(),
+        );
     }
     let lists: Vec<&Vec<SchemeRef>> = if raw.sweep.services.is_empty() {
         vec![&sec.services]
@@ -307,6 +310,9 @@ pub struct SimSection {
     pub pacing: bool,
     #[serde(default)]
     pub traffic_streams: TrafficStreams,
+    /// With `[msll]`: "shared" (one DropTail IP queue, default) or "per-service" IP queues.
+    #[serde(default)]
+    pub ip_queues: IpQueues,
 }
 
 impl Default for SimSection {
@@ -315,6 +321,7 @@ impl Default for SimSection {
             queue_limit: 50,
             pacing: true,
             traffic_streams: TrafficStreams::Fixed,
+            ip_queues: IpQueues::Shared,
         }
     }
 }
@@ -564,6 +571,7 @@ impl Scenario {
                             replication: 0,
                             traffic_streams: raw.sim.traffic_streams,
                             msll: msll.clone(),
+                            ip_queues: raw.sim.ip_queues,
                         };
                         let scheme = msll.as_ref().map_or_else(|| s.label(), MsllConfig::label);
                         points.push(Point {

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use msll_lab::Scenario;
 use msll_proto::{ClassifierConfig, Discipline, TimerScaling};
+use msll_sim::IpQueues;
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -33,6 +34,7 @@ fn seed004_chapter_7_and_8_files() {
             };
             assert_eq!(m.rates, want, "{}", p.label);
             assert!(p.config.pacing);
+            assert_eq!(p.config.ip_queues, IpQueues::PerService);
             assert!(
                 p.config.apps.iter().any(|a| a.ends_run()),
                 "FTP ends the run"
@@ -48,6 +50,7 @@ fn seed004_chapter_7_and_8_files() {
         for p in &s.points {
             assert_eq!(p.topology, topo);
             assert!(!p.config.pacing, "sec. 8.2.1: IP blocking disabled");
+            assert_eq!(p.config.ip_queues, IpQueues::Shared);
             assert_eq!(p.config.msll.as_ref().unwrap().queue_limit, Some(50));
         }
     }
