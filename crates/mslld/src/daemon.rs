@@ -143,7 +143,10 @@ pub async fn run(
                     }
                 }
                 Ok(None) => break,
-                Err(e) => warn!(error = %e, "IP side read failed"),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                // A TUN device that fails to read (deleted, or the driver gone) will not recover:
+                // stop rather than spin on the error.
+                Err(e) => anyhow::bail!("IP side read failed: {e}"),
             },
             _ = sleep => tunnel.on_timeout(now()),
         }

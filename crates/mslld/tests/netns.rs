@@ -421,7 +421,40 @@ fn netns_tunnel_acceptance() {
     );
 
     run_phase(&mut lab, r#"{ kind = "sr", nak_policy = "per-frame" }"#);
+    // Meanwhile an attacker in A's namespace floods B's UDP port with junk and with datagrams
+    // sealed under a wrong key; the transfer must stay byte-exact.
+    let attacker = in_ns(&lab.ns[0], move || {
+        let s = UdpSocket::bind("198.18.0.1:0").unwrap();
+        let forger = mslld::wire::Cipher::new(&mslld::wire::Psk([0x42; 32]));
+        let t0 = Instant::now();
+        let mut sent = 0u64;
+        while t0.elapsed() < Duration::from_secs(3) {
+            let mut d = Vec::new();
+            forger.seal(
+                &mslld::wire::Header {
+                    kind: mslld::wire::Kind::Data,
+                    session: sent + 1,
+                    echo: 0,
+                    counter: u64::MAX - sent,
+                },
+                |o| o.extend_from_slice(&[0x45; 100]),
+                &mut d,
+            );
+            let _ = s.send_to(&d, "198.18.0.2:7000");
+            let junk: Vec<u8> = (0..(sent % 97) as u8).collect();
+            let _ = s.send_to(&junk, "198.18.0.2:7000");
+            sent += 2;
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        sent
+    });
     let s = tcp_transfer(&lab, 5002, dur);
+    let hostile_sent = attacker.join().unwrap();
+    let hostile_seen = lab.stats(1).map_or(0, |v| {
+        v["counters"]["auth_failed"].as_u64().unwrap_or(0)
+            + v["counters"]["malformed"].as_u64().unwrap_or(0)
+    });
+    eprintln!("attacker sent {hostile_sent} hostile datagrams, B counted {hostile_seen} (after 5% emulated loss) and dropped them");
     eprintln!(
         "TCP ({}) through sr-m2, 5% loss each way: {:.2} Mbit/s ({} bytes) A: {} | B: {}",
         tcp_cc(),
@@ -488,6 +521,10 @@ rates = [1, 1, 2"#,
 
     assert!(d.exact, "default: TCP data differs");
     assert!(s.exact, "sr-m2: TCP data differs");
+    assert!(
+        hostile_seen as f64 > 0.85 * hostile_sent as f64,
+        "hostile datagrams not all counted: {hostile_seen} of {hostile_sent}"
+    );
     assert!(r.exact && r.bytes > 0, "after restart: TCP data differs");
     if tcp_cc() == "bbr" {
         // BBR does not slow down on random loss, so end-to-end recovery already keeps its rate;
