@@ -162,3 +162,23 @@ rates = [1, 2]
     assert!(r.get("msll.s1.goodput").unwrap() > 0.9);
     assert_eq!(r.get("msll.s1.share").unwrap(), 2.0 / 3.0);
 }
+
+#[test]
+fn heuristic_classifier_finds_conferencing_by_port_without_ds() {
+    // DS byte left at 0: only the UDP port rule (sec. 8.1 R-H2) puts conferencing on service 1.
+    let head = HEAD
+        .replace("tos = 1\n", "")
+        .replace("name = \"t\"", "name = \"t\"\nduration_s = 60.0");
+    let s = parse(&format!(
+        "{head}
+[msll]
+services = [\"default\", \"rlp-oos\"]
+classifier = \"heuristic\"
+"
+    ))
+    .unwrap();
+    let r = msll_sim::Simulation::new(&s.points[0].config, Path::new("."))
+        .unwrap()
+        .run();
+    assert!(r.get("msll.s1.link_share").unwrap() > 0.99);
+}
