@@ -152,10 +152,18 @@ seed = {seed}
 
     /// SIGTERM one daemon and wait for its clean exit.
     fn stop(&mut self, side: usize) -> std::process::ExitStatus {
+        self.stop_with(side, nix::sys::signal::Signal::SIGTERM)
+    }
+
+    fn stop_with(
+        &mut self,
+        side: usize,
+        sig: nix::sys::signal::Signal,
+    ) -> std::process::ExitStatus {
         let mut c = self.daemons[side].take().expect("running");
         // `ip netns exec` execs the daemon, so this pid is mslld itself.
         let pid = nix::unistd::Pid::from_raw(c.id() as i32);
-        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
+        let _ = nix::sys::signal::kill(pid, sig);
         let t0 = Instant::now();
         loop {
             if let Some(s) = c.try_wait().unwrap() {
@@ -388,7 +396,8 @@ fn service_counters(lab: &Lab, side: usize) -> String {
 fn run_phase(lab: &mut Lab, services: &str) {
     for side in 0..2 {
         if lab.daemons[side].is_some() {
-            let st = lab.stop(side);
+            // SIGINT here, SIGTERM in the restart below: both must stop the daemon cleanly.
+            let st = lab.stop_with(side, nix::sys::signal::Signal::SIGINT);
             assert!(st.success(), "mslld exit {st}: {}", lab.log(side));
         }
     }
@@ -508,6 +517,10 @@ rates = [1, 1, 2"#,
     let st = lab.stop(1);
     assert!(st.success(), "mslld exit {st}: {}", lab.log(1));
     assert!(!lab.control(1).exists(), "control socket left behind");
+    assert!(
+        ip(&["-n", &lab.ns[1], "link", "show", "msll0"]).is_err(),
+        "TUN device left behind"
+    );
     let services = lab.services.clone();
     lab.start(1, &services);
     lab.wait_up();
