@@ -34,7 +34,7 @@ use msll_sim::app::www::{Connections, ThinkTime};
 use msll_sim::error_model::ErrorSpec;
 use msll_sim::presets::{self, LinkSpec, Topology};
 use msll_sim::tcp::TcpConfig;
-use msll_sim::{AppSpec, SimConfig, TrafficStreams};
+use msll_sim::{AppSpec, IpQueues, SimConfig, TrafficStreams};
 use serde::{Deserialize, Serialize};
 
 /// A scenario problem: always names the file, and the key and value where there is one.
@@ -336,6 +336,9 @@ pub struct SimSection {
     pub pacing: bool,
     #[serde(default)]
     pub traffic_streams: TrafficStreams,
+    /// With `[msll]`: "shared" (one DropTail IP queue, default) or "per-service" IP queues.
+    #[serde(default)]
+    pub ip_queues: IpQueues,
 }
 
 impl Default for SimSection {
@@ -344,6 +347,7 @@ impl Default for SimSection {
             queue_limit: 50,
             pacing: true,
             traffic_streams: TrafficStreams::Fixed,
+            ip_queues: IpQueues::Shared,
         }
     }
 }
@@ -604,6 +608,7 @@ impl Scenario {
                             replication: 0,
                             traffic_streams: raw.sim.traffic_streams,
                             msll: msll.clone(),
+                            ip_queues: raw.sim.ip_queues,
                         };
                         let scheme = msll.as_ref().map_or_else(|| s.label(), MsllConfig::label);
                         points.push(Point {

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use msll_lab::Scenario;
 use msll_proto::{ClassifierConfig, Discipline, TimerScaling};
+use msll_sim::IpQueues;
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -33,6 +34,7 @@ fn seed004_chapter_7_and_8_files() {
             };
             assert_eq!(m.rates, want, "{}", p.label);
             assert!(p.config.pacing);
+            assert_eq!(p.config.ip_queues, IpQueues::PerService);
             assert!(
                 p.config.apps.iter().any(|a| a.ends_run()),
                 "FTP ends the run"
@@ -48,6 +50,7 @@ fn seed004_chapter_7_and_8_files() {
         for p in &s.points {
             assert_eq!(p.topology, topo);
             assert!(!p.config.pacing, "sec. 8.2.1: IP blocking disabled");
+            assert_eq!(p.config.ip_queues, IpQueues::Shared);
             assert_eq!(p.config.msll.as_ref().unwrap().queue_limit, Some(50));
         }
     }
@@ -158,4 +161,24 @@ rates = [1, 2]
     assert!(r.get("msll.s1.link_share").unwrap() > 0.99);
     assert!(r.get("msll.s1.goodput").unwrap() > 0.9);
     assert_eq!(r.get("msll.s1.share").unwrap(), 2.0 / 3.0);
+}
+
+#[test]
+fn heuristic_classifier_finds_conferencing_by_port_without_ds() {
+    // DS byte left at 0: only the UDP port rule (sec. 8.1 R-H2) puts conferencing on service 1.
+    let head = HEAD
+        .replace("tos = 1\n", "")
+        .replace("name = \"t\"", "name = \"t\"\nduration_s = 60.0");
+    let s = parse(&format!(
+        "{head}
+[msll]
+services = [\"default\", \"rlp-oos\"]
+classifier = \"heuristic\"
+"
+    ))
+    .unwrap();
+    let r = msll_sim::Simulation::new(&s.points[0].config, Path::new("."))
+        .unwrap()
+        .run();
+    assert!(r.get("msll.s1.link_share").unwrap() > 0.99);
 }

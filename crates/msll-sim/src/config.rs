@@ -82,6 +82,25 @@ fn silence() -> f64 {
     1.35
 }
 
+/// Where IP packets wait for a multi-service interface's classifier (which paces IP at the
+/// nominal link rate).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum IpQueues {
+    /// One DropTail queue for all traffic (seed 004 sec. 6.2.1, requirement C5: IP queues at the
+    /// IP layer, in front of the classifier).
+    #[default]
+    Shared,
+    /// One DropTail queue per MSLL service (`queue_limit` each), served by SCFQ at the services'
+    /// rates: an IP-level class scheduler mirroring the link allocation, as the seed expects of
+    /// IP-level scheduling (sec. 8.2.1, 8.2.3). Not a seed configuration; an experiment knob.
+    PerService,
+}
+
+fn is_shared(q: &IpQueues) -> bool {
+    *q == IpQueues::Shared
+}
+
 /// A single run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -106,4 +125,7 @@ pub struct SimConfig {
     /// classifier, SCFQ rates, timer scaling); `None` runs the single `scheme` service.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub msll: Option<msll_proto::MsllConfig>,
+    /// IP queueing in front of multi-service interfaces (ignored without `msll`).
+    #[serde(default, skip_serializing_if = "is_shared")]
+    pub ip_queues: IpQueues,
 }

@@ -19,11 +19,12 @@ use std::io::Write;
 use std::path::Path;
 
 use msll_proto::endpoint::Endpoint;
+use msll_proto::scheduler::{Discipline, Scheduler};
 use msll_proto::{DataRate, Duration, Frame, Instant, LinkInfo, Packet, Role, ServiceStats};
 
 use crate::app::conference::{Addressing, OnOffSource, UdpSink, CONF_MIN_PACKET};
 use crate::app::www::{Side, ThinkTime, WwwAddressing, WwwApp, WwwParams};
-use crate::config::{AppSpec, SimConfig, TrafficStreams};
+use crate::config::{AppSpec, IpQueues, SimConfig, TrafficStreams};
 use crate::error_model::{ErrorModel, SpecError};
 use crate::event::EventQueue;
 use crate::metrics::RunResult;
@@ -91,6 +92,8 @@ struct Iface {
     error: ErrorModel,
     kind: IfaceKind,
     ipq: VecDeque<Packet>,
+    /// `IpQueues::PerService`: per-service IP queues and their SCFQ (instead of `ipq`).
+    ipsched: Option<Box<Scheduler>>,
     limit: usize,
     busy: bool,
     wake_at: Option<Instant>,
@@ -269,6 +272,16 @@ impl Simulation {
                     error,
                     kind,
                     ipq: VecDeque::new(),
+                    ipsched: match (&cfg.msll, cfg.ip_queues) {
+                        (Some(m), IpQueues::PerService) if wireless => {
+                            Some(Box::new(Scheduler::new(
+                                Discipline::Scfq,
+                                &m.rate_table(),
+                                Some(cfg.queue_limit.max(1)),
+                            )))
+                        }
+                        _ => None,
+                    },
                     limit: cfg.queue_limit.max(1),
                     busy: false,
                     wake_at: None,
@@ -649,6 +662,19 @@ impl Simulation {
             }
         }
         let f = &mut self.ifaces[iface];
+        if let (Some(s), IfaceKind::Msll(ep)) = (&mut f.ipsched, &f.kind) {
+            // Per-service IP queues: the classifier's own mapping picks the queue.
+            let sid = ep.classifier().classify(&pkt) as usize;
+            let (len, id) = (pkt.len(), ident(&pkt));
+            if !s.enqueue(self.now, sid, Frame::new(&[0], pkt.into_bytes())) {
+                f.counters.queue_drops += 1;
+                self.trace('d', iface, "ip", len, id);
+                return;
+            }
+            self.trace('+', iface, "ip", len, id);
+            self.kick(iface);
+            return;
+        }
         if f.ipq.len() >= f.limit {
             f.counters.queue_drops += 1;
             let id = ident(&pkt);
@@ -677,8 +703,14 @@ impl Simulation {
                 }
             }
             IfaceKind::Msll(ep) => {
-                while !f.ipq.is_empty() && ep.next_accept() <= now {
-                    let p = f.ipq.pop_front().expect("non-empty");
+                while ep.next_accept() <= now {
+                    let p = match &mut f.ipsched {
+                        Some(s) => s
+                            .dequeue(now)
+                            .map(|(_, fr)| Packet::new(fr.payload_from(1).expect("wrapped"))),
+                        None => f.ipq.pop_front(),
+                    };
+                    let Some(p) = p else { break };
                     ep.handle_packet(now, p);
                 }
                 if !f.busy {
@@ -688,7 +720,7 @@ impl Simulation {
                     delivered.push(p);
                 }
                 let mut wake = ep.poll_timeout();
-                if !f.ipq.is_empty() {
+                if !f.ipq.is_empty() || f.ipsched.as_ref().is_some_and(|s| !s.is_empty()) {
                     let na = ep.next_accept();
                     wake = Some(wake.map_or(na, |w| w.min(na)));
                 }

@@ -29,6 +29,7 @@ fn conf(link: &str, topo: Topology, level: u8, duration_s: f64) -> SimConfig {
         replication: 0,
         traffic_streams: TrafficStreams::Fixed,
         msll: None,
+        ip_queues: Default::default(),
     }
 }
 

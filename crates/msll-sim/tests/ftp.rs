@@ -26,6 +26,7 @@ fn ftp(link: &str, topo: Topology, level: u8, bytes: u64, tcp: TcpConfig) -> Sim
         replication: 0,
         traffic_streams: TrafficStreams::Fixed,
         msll: None,
+        ip_queues: Default::default(),
     }
 }
 

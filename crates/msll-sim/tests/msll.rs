@@ -10,7 +10,7 @@
 use msll_proto::{Discipline, MsllConfig, SchemeConfig, TimerScaling};
 use msll_sim::presets::{self, Topology};
 use msll_sim::tcp::TcpConfig;
-use msll_sim::{AppSpec, RunResult, SimConfig, Simulation, TrafficStreams};
+use msll_sim::{AppSpec, IpQueues, RunResult, SimConfig, Simulation, TrafficStreams};
 
 /// DS value of the conferencing packets: the UDP service is service 1 (TCP rides service 0).
 const UDP_DS: u8 = 1;
@@ -49,6 +49,7 @@ fn base(topo: Topology, level: u8, ftp_bytes: Option<u64>, duration_s: f64) -> S
         replication: 0,
         traffic_streams: TrafficStreams::Fixed,
         msll: None,
+        ip_queues: Default::default(),
     }
 }
 
@@ -117,6 +118,55 @@ fn conferencing_loss_under_msll_equals_single_application() {
             );
         }
     }
+}
+
+#[test]
+fn with_www_per_service_ip_queues_keep_conferencing_loss_and_delay() {
+    // The full ch. 7 mix (FTP + WWW + conferencing) over Cellular/LAN1 at level 1, SR/M2 for TCP,
+    // RLP/OOS for UDP. With one shared IP queue the conferencing packets wait behind (and are
+    // dropped with) TCP's; with per-service IP queues their loss is the single-application value.
+    let www = AppSpec::Www {
+        tcp: TcpConfig::dissertation(50),
+        max_connections: 4,
+        think_time: Default::default(),
+        connections: Default::default(),
+        start_s: 0.0,
+    };
+    let mut single = base(Topology::Lan1, 1, None, 600.0);
+    single.scheme = SchemeConfig::from_name("rlp-oos").unwrap();
+    if let AppSpec::Conference { tos, .. } = &mut single.apps[0] {
+        *tos = 0;
+    }
+    let go = |cfg: &SimConfig| -> Vec<RunResult> {
+        (0..3)
+            .map(|r| {
+                let mut c = cfg.clone();
+                c.replication = r;
+                run(&c)
+            })
+            .collect()
+    };
+    let s = go(&single);
+    let mut rows = Vec::new();
+    for q in [IpQueues::Shared, IpQueues::PerService] {
+        let mut multi = base(Topology::Lan1, 1, Some(2_000_000), 600.0);
+        multi.apps.insert(1, www.clone());
+        multi.msll = Some(MsllConfig::from_names(&["sr-m2", "rlp-oos"], &[1.0, 2.0]).unwrap());
+        multi.ip_queues = q;
+        let m = go(&multi);
+        assert!(m.iter().all(|r| r.get("www.transactions").unwrap() > 0.0));
+        let (lm, n2) = pooled(&m, "conf.received", "conf.sent");
+        rows.push((q, 1.0 - lm, n2, mean(&m, "conf.delay_m2sd_ms")));
+    }
+    let (ls, n1) = pooled(&s, "conf.received", "conf.sent");
+    let ls = 1.0 - ls;
+    println!("single {ls:.5} {rows:?}");
+    let (_, lq, n2, dq) = rows[1];
+    let p = (ls * n1 + lq * n2) / (n1 + n2);
+    let se = (p * (1.0 - p) * (1.0 / n1 + 1.0 / n2)).sqrt();
+    assert!((ls - lq).abs() <= 3.0 * se + 1e-4, "{ls} vs {rows:?}");
+    // And the delay stays well below the shared-queue value (C7.S6).
+    assert!(dq < 0.5 * rows[0].3, "{rows:?}");
 }
 
 /// One Fig 8.2/8.3 point: conferencing delay metric (mean + 2 SD, ms), loss, FTP throughput.

@@ -200,7 +200,8 @@ pub struct ImpairConfig {
 pub enum ConfigError {
     #[error("reading {0}: {1}")]
     Io(PathBuf, std::io::Error),
-    #[error("parsing config: {0}")]
+    // The TOML error is the source: anyhow prints it as the cause, once.
+    #[error("parsing the configuration")]
     Parse(#[from] toml::de::Error),
     #[error("{0}")]
     Invalid(String),

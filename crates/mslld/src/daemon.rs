@@ -90,8 +90,11 @@ pub async fn run(
         // Outputs first: the tunnel has already decided what to send.
         while let Some(d) = tunnel.poll_datagram() {
             if let Err(e) = socket.send_to(&d, peer).await {
-                tunnel.count_send_error();
-                warn!(error = %e, "UDP send failed");
+                let n = tunnel.count_send_error();
+                // An unreachable peer fails every send: log the 1st, 2nd, 4th, 8th ... only.
+                if n.is_power_of_two() {
+                    warn!(error = %e, failures = n, "UDP send failed");
+                }
             }
         }
         while let Some(p) = tunnel.poll_ip() {
@@ -143,7 +146,10 @@ pub async fn run(
                     }
                 }
                 Ok(None) => break,
-                Err(e) => warn!(error = %e, "IP side read failed"),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                // A TUN device that fails to read (deleted, or the driver gone) will not recover:
+                // stop rather than spin on the error.
+                Err(e) => anyhow::bail!("IP side read failed: {e}"),
             },
             _ = sleep => tunnel.on_timeout(now()),
         }

@@ -149,7 +149,11 @@ fn main() -> anyhow::Result<()> {
             Ok(())
         }
         Cmd::Check { config } => {
-            let cfg = Config::from_file(&config)?;
+            let mut cfg = Config::from_file(&config)?;
+            // Never echo the secret.
+            if cfg.key.is_some() {
+                cfg.key = Some("<redacted>".into());
+            }
             print!("{}", toml::to_string_pretty(&cfg)?);
             Ok(())
         }

@@ -555,8 +555,10 @@ impl Tunnel {
         t
     }
 
-    pub fn count_send_error(&mut self) {
+    /// Count a failed UDP send; returns the total so far.
+    pub fn count_send_error(&mut self) -> u64 {
         self.counters.send_errors += 1;
+        self.counters.send_errors
     }
 
     pub fn snapshot(&self) -> Snapshot {

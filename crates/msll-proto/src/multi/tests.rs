@@ -352,3 +352,50 @@ fn adaptive_timer_services_are_exempt_from_scaling() {
     let ep = cfg.build(&cellular(), Role::BaseStation, None);
     assert_eq!(ep.service_names(), ["snoop", "rlp-oos"]);
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 64, ..Default::default() })]
+
+    /// Arbitrary bytes from IP and from the link never panic a multi-service endpoint, and the
+    /// per-service counters add up to the endpoint's.
+    #[test]
+    fn arbitrary_input_never_panics(
+        ops in proptest::collection::vec(
+            (0u8..4, proptest::collection::vec(proptest::prelude::any::<u8>(), 0..80)),
+            1..200,
+        ),
+        fifo in proptest::prelude::any::<bool>(),
+    ) {
+        let mut cfg = MsllConfig::from_names(&["default", "rlp-oos", "sr-m2"], &[1.0, 2.0, 1.0]).unwrap();
+        cfg.queue_limit = Some(4);
+        if fifo {
+            cfg.scheduler = Discipline::Fifo;
+        }
+        let mut ep = cfg.build(&cellular(), Role::Host, None);
+        let mut now = T0;
+        for (op, bytes) in ops {
+            now += Duration::from_millis(7);
+            match op {
+                0 => ep.handle_packet(now, Packet::from_vec(bytes)),
+                1 => {
+                    if let Some(f) = Frame::from_wire(Bytes::from(bytes)) {
+                        ep.handle_frame(now, f);
+                    }
+                }
+                2 => ep.handle_timeout(now),
+                _ => {
+                    let _ = ep.poll_transmit(now);
+                }
+            }
+            while ep.poll_deliver().is_some() {}
+        }
+        let c = ep.service_counters();
+        let s = ep.stats();
+        proptest::prop_assert_eq!(c.iter().map(|x| x.frames_out).sum::<u64>(), s.frames_transmitted);
+        proptest::prop_assert_eq!(c.iter().map(|x| x.queue.dropped).sum::<u64>(), s.queue_drops);
+        proptest::prop_assert_eq!(
+            c.iter().map(|x| x.frames_received).sum::<u64>() + s.unknown_service,
+            s.frames_received
+        );
+    }
+}
