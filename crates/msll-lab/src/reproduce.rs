@@ -114,9 +114,9 @@ fn quicken(p: &mut Point) {
     }
 }
 
-fn cache_path(out: &Path, sc: &Scenario, key: &str) -> PathBuf {
+fn cache_path(out: &Path, _sc: &Scenario, key: &str) -> PathBuf {
     out.join("cache")
-        .join(sc.name())
+        .join(&key[..2])
         .join(format!("{key}.json"))
 }
 
@@ -176,15 +176,11 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<()> {
                 let r = rep.to_le_bytes();
                 let cfg = serde_json::to_vec(&p.config)?;
                 let q = [opts.quick as u8];
-                let k = fnv64(&[
-                    sc.text.as_bytes(),
-                    p.label.as_bytes(),
-                    &cfg,
-                    &seed,
-                    &r,
-                    VERSION.as_bytes(),
-                    &q,
-                ]);
+                // The key is the run itself (resolved configuration, seed, replication), not the
+                // scenario it came from: figures that share runs (e.g. seed 004 Figs 7.1, 7.7,
+                // 7.13) run them once.
+                let dir = sc.dir.to_string_lossy();
+                let k = fnv64(&[&cfg, dir.as_bytes(), &seed, &r, VERSION.as_bytes(), &q]);
                 jobs.push(Job {
                     sc: si,
                     point: pi,
@@ -317,6 +313,15 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<()> {
         claims::load(&claim_file)?
     } else {
         Vec::new()
+    };
+    // With --only, claims about scenarios outside the selection are not part of the report.
+    let claims: Vec<claims::Claim> = if opts.only.is_empty() {
+        claims
+    } else {
+        claims
+            .into_iter()
+            .filter(|c| results.contains_key(&c.scenario))
+            .collect()
     };
     let verdicts = claims::evaluate(&claims, &results);
     let ctx = report::Context {
