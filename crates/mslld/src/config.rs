@@ -266,6 +266,12 @@ impl Config {
         let text = match (&self.key, &self.key_file) {
             (Some(k), None) => k.clone(),
             (None, Some(p)) => {
+                use std::os::unix::fs::PermissionsExt;
+                if let Ok(m) = std::fs::metadata(p) {
+                    if m.permissions().mode() & 0o077 != 0 {
+                        tracing::warn!(path = %p.display(), "key file is readable by group or others; chmod 600 it");
+                    }
+                }
                 std::fs::read_to_string(p).map_err(|e| ConfigError::Io(p.clone(), e))?
             }
             _ => {
