@@ -159,6 +159,9 @@ pub struct Limits {
     pub socket_buffer: usize,
 }
 
+/// Frames per service scheduler queue when `msll.queue_limit` is not given.
+pub const DEFAULT_QUEUE_LIMIT: usize = 1024;
+
 fn default_socket_buffer() -> usize {
     4 << 20
 }
@@ -309,9 +312,11 @@ impl Config {
     /// A fresh Endpoint: at start, and whenever the peer restarts (both ends' scheme state must
     /// start from zero together).
     pub fn build_endpoint(&self) -> Endpoint {
-        self.msll
-            .config
-            .build(&self.link_info(), self.role, Some(self.rate()))
+        let mut msll = self.msll.config.clone();
+        // msll-proto's default is an unbounded scheduler queue (the simulator relies on IP
+        // pacing); a daemon facing arbitrary traffic bounds it.
+        msll.queue_limit = Some(msll.queue_limit.unwrap_or(DEFAULT_QUEUE_LIMIT));
+        msll.build(&self.link_info(), self.role, Some(self.rate()))
     }
 }
 

@@ -155,6 +155,10 @@ fn lossy_loopback_transfer_survives_hostile_datagrams() {
                 > 0
         );
         // The Endpoint's Table 8.1 characterisation is part of the stats.
-        assert_eq!(v["services"][0]["metrics"]["share"], 1.0, "{}", v["services"][0]);
+        assert_eq!(
+            v["services"][0]["metrics"]["share"], 1.0,
+            "{}",
+            v["services"][0]
+        );
     });
 }
