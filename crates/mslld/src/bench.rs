@@ -88,6 +88,7 @@ pub fn loopback_config(
         limits: Limits::default(),
         impair: None,
         hello_interval_s: 1.0,
+        base_dir: Default::default(),
     }
 }
 

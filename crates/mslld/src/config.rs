@@ -64,6 +64,10 @@ pub struct Config {
     /// Seconds between liveness hellos while the link is up.
     #[serde(default = "default_hello_s")]
     pub hello_interval_s: f64,
+    /// Directory of the configuration file: relative paths in it (an impairment trace) are
+    /// resolved from here.
+    #[serde(skip)]
+    pub base_dir: PathBuf,
 }
 
 fn default_hello_s() -> f64 {
@@ -214,7 +218,8 @@ impl Config {
     pub fn from_file(path: &Path) -> Result<Config, ConfigError> {
         let s =
             std::fs::read_to_string(path).map_err(|e| ConfigError::Io(path.to_path_buf(), e))?;
-        let c: Config = toml::from_str(&s)?;
+        let mut c: Config = toml::from_str(&s)?;
+        c.base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         c.validate()?;
         Ok(c)
     }

@@ -262,7 +262,12 @@ impl Tunnel {
         let psk = cfg.psk()?;
         let n = cfg.msll.config.services.len();
         let lossy = match &cfg.impair {
-            Some(im) => Some(Lossy::new(im, cfg.rate(), cfg.limits.delay_line)?),
+            Some(im) => Some(Lossy::new(
+                im,
+                cfg.rate(),
+                cfg.limits.delay_line,
+                &cfg.base_dir,
+            )?),
             None => None,
         };
         Ok(Tunnel {
