@@ -11,6 +11,7 @@
 //! address = "198.19.0.1"
 //! prefix = 24
 //! mtu = 1400
+//! # address6 = "fd6d:736c:6c64::1"  # optional IPv6 address, prefix6 = 64
 //!
 //! [link]                          # the link the schemes think they run on
 //! rate_mbps = 20.0                # pace IP and frames at this rate (VirtualLink)
@@ -30,7 +31,7 @@
 //! seed = 1
 //! ```
 
-use std::net::{Ipv4Addr, SocketAddr};
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 
 use msll_proto::{DataRate, Duration, Endpoint, LinkInfo, MsllConfig, Role};
@@ -115,6 +116,15 @@ pub struct TunConfig {
     pub prefix: u8,
     #[serde(default = "default_mtu")]
     pub mtu: u16,
+    /// Optional IPv6 address of the TUN device, with its prefix length (default 64).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub address6: Option<Ipv6Addr>,
+    #[serde(default = "default_prefix6")]
+    pub prefix6: u8,
+}
+
+fn default_prefix6() -> u8 {
+    64
 }
 
 fn default_tun_name() -> String {
@@ -249,8 +259,8 @@ impl Config {
         if !(self.link.delay_ms.is_finite() && self.link.delay_ms >= 0.0) {
             return bad(format!("link.delay_ms = {}", self.link.delay_ms));
         }
-        if self.tun.mtu < 576 || self.tun.prefix > 32 {
-            return bad("tun.mtu must be >= 576 and tun.prefix <= 32".into());
+        if self.tun.mtu < 576 || self.tun.prefix > 32 || self.tun.prefix6 > 128 {
+            return bad("tun.mtu must be >= 576, tun.prefix <= 32, tun.prefix6 <= 128".into());
         }
         if !(self.hello_interval_s.is_finite() && self.hello_interval_s > 0.0) {
             return bad(format!("hello_interval_s = {}", self.hello_interval_s));

@@ -117,6 +117,7 @@ name = "msll0"
 address = "198.19.0.{me}"
 prefix = 24
 mtu = 1400
+address6 = "fd6d:736c:6c64::{me}"
 [link]
 rate_mbps = 10
 delay_ms = 10
@@ -514,6 +515,19 @@ rates = [1, 1, 2"#,
     let ns = lab.ns.clone();
     let udp = std::thread::spawn(move || udp_cbr(ns, 5006, 4000, 200, Duration::from_micros(500)));
     let m = tcp_transfer(&lab, 5005, dur);
+    // The CLI's view of the same counters.
+    let out = Command::new(BIN)
+        .args(["stats", "--control"])
+        .arg(lab.control(0))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let cli: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stats prints JSON");
+    assert_eq!(cli["services"][1]["scheme"], "sr-m2");
     let m_loss = udp.join().unwrap();
     let per_service: Vec<u64> = lab.stats(1).map_or(vec![], |v| {
         (0..3)
