@@ -84,6 +84,28 @@ pub struct Endpoint {
     stats: EndpointStats,
     timer_scaling: TimerScaling,
     link: Option<LinkInfo>,
+    window: MetricsWindow,
+}
+
+/// State of `Endpoint::sample_metrics`: the counters at the previous sample and the smoothed
+/// values.
+#[derive(Default)]
+struct MetricsWindow {
+    last: Vec<(ServiceCounters, ServiceStats)>,
+    smoothed: Vec<Option<ServiceMetrics>>,
+}
+
+/// Table 8.1 as one endpoint can estimate it: g from what it sent, l from what its services gave
+/// up on when receiving, d from the link and the retransmission rate.
+fn local_metrics(
+    c: &ServiceCounters,
+    st: &ServiceStats,
+    link: &LinkInfo,
+    share: f64,
+) -> ServiceMetrics {
+    let g = ratio(c.bytes_in, c.bytes_out);
+    let l = ratio(st.give_ups, st.give_ups + c.packets_delivered);
+    ServiceMetrics::assemble(g, l, c, st, link, share)
 }
 
 impl Endpoint {
@@ -139,6 +161,7 @@ impl Endpoint {
             stats: EndpointStats::default(),
             timer_scaling: TimerScaling::None,
             link: None,
+            window: MetricsWindow::default(),
         }
     }
 
@@ -359,12 +382,73 @@ impl Endpoint {
             .iter()
             .zip(self.services.iter())
             .enumerate()
-            .map(|(i, (c, s))| {
-                let st = s.service.stats();
-                let g = ratio(c.bytes_in, c.bytes_out);
-                let l = ratio(st.give_ups, st.give_ups + c.packets_delivered);
-                ServiceMetrics::assemble(g, l, c, &st, &link, self.scheduler.share(i))
-            })
+            .map(|(i, (c, s))| local_metrics(c, &s.service.stats(), &link, self.scheduler.share(i)))
+            .collect()
+    }
+
+    /// Table 8.1 metrics over the interval since the previous call, smoothed as
+    /// `new = (1 - weight) old + weight sample` (seed 004 sec. 8.3: "a weighted average of the
+    /// newest value and the previously reported one"; the weight is AMBIGUOUS A17, TCP's 1/8 is
+    /// the proposal). The driver calls it once per measurement interval. A service that sent
+    /// nothing in the interval keeps its previous value. Empty without `set_link`.
+    pub fn sample_metrics(&mut self, weight: f64) -> Vec<ServiceMetrics> {
+        let Some(link) = self.link else {
+            return Vec::new();
+        };
+        let w = weight.clamp(0.0, 1.0);
+        let now: Vec<(ServiceCounters, ServiceStats)> = self
+            .service_counters()
+            .into_iter()
+            .zip(self.services.iter().map(|s| s.service.stats()))
+            .collect();
+        let n = now.len();
+        self.window.last.resize(n, Default::default());
+        self.window.smoothed.resize(n, None);
+        for (i, (c, st)) in now.iter().enumerate() {
+            let (pc, pst) = &self.window.last[i];
+            let dc = ServiceCounters {
+                packets_in: c.packets_in.saturating_sub(pc.packets_in),
+                bytes_in: c.bytes_in.saturating_sub(pc.bytes_in),
+                frames_out: c.frames_out.saturating_sub(pc.frames_out),
+                bytes_out: c.bytes_out.saturating_sub(pc.bytes_out),
+                frames_received: c.frames_received.saturating_sub(pc.frames_received),
+                packets_delivered: c.packets_delivered.saturating_sub(pc.packets_delivered),
+                bytes_delivered: c.bytes_delivered.saturating_sub(pc.bytes_delivered),
+                queue: c.queue,
+            };
+            let dst = ServiceStats {
+                retransmissions: st.retransmissions.saturating_sub(pst.retransmissions),
+                data_frames: st.data_frames.saturating_sub(pst.data_frames),
+                give_ups: st.give_ups.saturating_sub(pst.give_ups),
+                ..Default::default()
+            };
+            if dc.bytes_out == 0 && dc.packets_delivered == 0 && dst.give_ups == 0 {
+                continue;
+            }
+            let sample = local_metrics(&dc, &dst, &link, self.scheduler.share(i));
+            let next = match self.window.smoothed[i] {
+                None => sample,
+                Some(old) => {
+                    let mix = |o: f64, s: f64| (1.0 - w) * o + w * s;
+                    let g = mix(old.goodput, sample.goodput);
+                    let l = mix(old.loss, sample.loss);
+                    ServiceMetrics {
+                        goodput: g,
+                        loss: l,
+                        delay_s: mix(old.delay_s, sample.delay_s),
+                        effective_goodput: g * (1.0 - l),
+                        share: sample.share,
+                        predicted_bps: link.rate.bps() as f64 * sample.share * g * (1.0 - l),
+                    }
+                }
+            };
+            self.window.smoothed[i] = Some(next);
+        }
+        self.window.last = now;
+        self.window
+            .smoothed
+            .iter()
+            .map(|m| m.unwrap_or_default())
             .collect()
     }
 

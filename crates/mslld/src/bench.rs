@@ -66,6 +66,8 @@ pub fn loopback_config(
             address: Ipv4Addr::new(198, 19, 0, 1),
             prefix: 24,
             mtu: 1400,
+            address6: None,
+            prefix6: 64,
         },
         link: LinkConfig {
             rate_mbps,
@@ -88,6 +90,7 @@ pub fn loopback_config(
         limits: Limits::default(),
         impair: None,
         hello_interval_s: 1.0,
+        base_dir: Default::default(),
     }
 }
 

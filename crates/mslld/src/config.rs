@@ -11,6 +11,7 @@
 //! address = "198.19.0.1"
 //! prefix = 24
 //! mtu = 1400
+//! # address6 = "fd6d:736c:6c64::1"  # optional IPv6 address, prefix6 = 64
 //!
 //! [link]                          # the link the schemes think they run on
 //! rate_mbps = 20.0                # pace IP and frames at this rate (VirtualLink)
@@ -30,7 +31,7 @@
 //! seed = 1
 //! ```
 
-use std::net::{Ipv4Addr, SocketAddr};
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 
 use msll_proto::{DataRate, Duration, Endpoint, LinkInfo, MsllConfig, Role};
@@ -64,6 +65,10 @@ pub struct Config {
     /// Seconds between liveness hellos while the link is up.
     #[serde(default = "default_hello_s")]
     pub hello_interval_s: f64,
+    /// Directory of the configuration file: relative paths in it (an impairment trace) are
+    /// resolved from here.
+    #[serde(skip)]
+    pub base_dir: PathBuf,
 }
 
 fn default_hello_s() -> f64 {
@@ -111,6 +116,15 @@ pub struct TunConfig {
     pub prefix: u8,
     #[serde(default = "default_mtu")]
     pub mtu: u16,
+    /// Optional IPv6 address of the TUN device, with its prefix length (default 64).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub address6: Option<Ipv6Addr>,
+    #[serde(default = "default_prefix6")]
+    pub prefix6: u8,
+}
+
+fn default_prefix6() -> u8 {
+    64
 }
 
 fn default_tun_name() -> String {
@@ -158,6 +172,9 @@ pub struct Limits {
     #[serde(default = "default_socket_buffer")]
     pub socket_buffer: usize,
 }
+
+/// Frames per service scheduler queue when `msll.queue_limit` is not given.
+pub const DEFAULT_QUEUE_LIMIT: usize = 1024;
 
 fn default_socket_buffer() -> usize {
     4 << 20
@@ -211,7 +228,8 @@ impl Config {
     pub fn from_file(path: &Path) -> Result<Config, ConfigError> {
         let s =
             std::fs::read_to_string(path).map_err(|e| ConfigError::Io(path.to_path_buf(), e))?;
-        let c: Config = toml::from_str(&s)?;
+        let mut c: Config = toml::from_str(&s)?;
+        c.base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         c.validate()?;
         Ok(c)
     }
@@ -241,8 +259,8 @@ impl Config {
         if !(self.link.delay_ms.is_finite() && self.link.delay_ms >= 0.0) {
             return bad(format!("link.delay_ms = {}", self.link.delay_ms));
         }
-        if self.tun.mtu < 576 || self.tun.prefix > 32 {
-            return bad("tun.mtu must be >= 576 and tun.prefix <= 32".into());
+        if self.tun.mtu < 576 || self.tun.prefix > 32 || self.tun.prefix6 > 128 {
+            return bad("tun.mtu must be >= 576, tun.prefix <= 32, tun.prefix6 <= 128".into());
         }
         if !(self.hello_interval_s.is_finite() && self.hello_interval_s > 0.0) {
             return bad(format!("hello_interval_s = {}", self.hello_interval_s));
@@ -266,6 +284,12 @@ impl Config {
         let text = match (&self.key, &self.key_file) {
             (Some(k), None) => k.clone(),
             (None, Some(p)) => {
+                use std::os::unix::fs::PermissionsExt;
+                if let Ok(m) = std::fs::metadata(p) {
+                    if m.permissions().mode() & 0o077 != 0 {
+                        tracing::warn!(path = %p.display(), "key file is readable by group or others; chmod 600 it");
+                    }
+                }
                 std::fs::read_to_string(p).map_err(|e| ConfigError::Io(p.clone(), e))?
             }
             _ => {
@@ -303,9 +327,11 @@ impl Config {
     /// A fresh Endpoint: at start, and whenever the peer restarts (both ends' scheme state must
     /// start from zero together).
     pub fn build_endpoint(&self) -> Endpoint {
-        self.msll
-            .config
-            .build(&self.link_info(), self.role, Some(self.rate()))
+        let mut msll = self.msll.config.clone();
+        // msll-proto's default is an unbounded scheduler queue (the simulator relies on IP
+        // pacing); a daemon facing arbitrary traffic bounds it.
+        msll.queue_limit = Some(msll.queue_limit.unwrap_or(DEFAULT_QUEUE_LIMIT));
+        msll.build(&self.link_info(), self.role, Some(self.rate()))
     }
 }
 

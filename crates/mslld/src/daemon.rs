@@ -55,10 +55,14 @@ pub fn new_session() -> (u64, u64) {
 
 /// Create and configure the TUN device named in the config.
 pub fn open_tun(cfg: &Config) -> anyhow::Result<tun_rs::AsyncDevice> {
-    let dev = tun_rs::DeviceBuilder::new()
+    let mut b = tun_rs::DeviceBuilder::new()
         .name(&cfg.tun.name)
         .ipv4(cfg.tun.address, cfg.tun.prefix, None)
-        .mtu(cfg.tun.mtu)
+        .mtu(cfg.tun.mtu);
+    if let Some(a6) = cfg.tun.address6 {
+        b = b.ipv6(a6, cfg.tun.prefix6);
+    }
+    let dev = b
         .build_async()
         .map_err(|e| anyhow::anyhow!("creating TUN device {}: {e}", cfg.tun.name))?;
     Ok(dev)

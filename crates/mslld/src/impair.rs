@@ -32,13 +32,20 @@ pub struct Lossy {
 }
 
 impl Lossy {
-    pub fn new(cfg: &ImpairConfig, rate: DataRate, cap: usize) -> Result<Lossy, SpecError> {
+    /// `base_dir`: where a trace file named relatively is looked up.
+    pub fn new(
+        cfg: &ImpairConfig,
+        rate: DataRate,
+        cap: usize,
+        base_dir: &Path,
+    ) -> Result<Lossy, SpecError> {
         Self::from_spec(
             &cfg.error,
             cfg.seed,
             Duration::from_secs_f64(cfg.delay_ms / 1e3),
             rate,
             cap,
+            base_dir,
         )
     }
 
@@ -48,13 +55,14 @@ impl Lossy {
         delay: Duration,
         rate: DataRate,
         cap: usize,
+        base_dir: &Path,
     ) -> Result<Lossy, SpecError> {
         // One stream pair per daemon, named like the simulator's per-link-direction streams.
         let streams = Streams::new(seed, 0);
         let model = spec.build(
             streams.per_replication("mslld-rx-state"),
             streams.per_replication("mslld-rx-draw"),
-            Path::new("."),
+            base_dir,
         )?;
         Ok(Lossy {
             model,
@@ -114,6 +122,7 @@ mod tests {
             Duration::from_millis(10),
             rate,
             100_000,
+            Path::new("."),
         )
         .unwrap();
         let n = 20_000;
@@ -135,10 +144,47 @@ mod tests {
     }
 
     #[test]
+    fn gilbert_elliott_and_trace_models_work_here_too() {
+        let rate = DataRate::from_bps(1_000_000).unwrap();
+        let ge = ErrorSpec::GilbertElliott {
+            p_good_to_bad: 0.01,
+            p_bad_to_good: 0.2,
+            loss_good: 0.0,
+            loss_bad: 0.8,
+        };
+        let mut l =
+            Lossy::from_spec(&ge, 1, Duration::ZERO, rate, 100_000, Path::new(".")).unwrap();
+        for i in 0..20_000 {
+            l.arrive(Instant::from_nanos(i * 10_000), vec![0; 100]);
+        }
+        // Stationary bad-state share 0.01 / 0.21 = 4.8 %, times 0.8: about 3.8 % lost.
+        let frac = l.lost as f64 / 20_000.0;
+        assert!((0.02..0.06).contains(&frac), "{frac}");
+        // A trace named relative to the configuration file's directory.
+        let dir = std::env::temp_dir().join(format!("mslld-trace-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("t.txt"), "0 1 0 0\n").unwrap();
+        let tr: ErrorSpec = toml::from_str("model = \"trace\"\npath = \"t.txt\"").unwrap();
+        let mut l = Lossy::from_spec(&tr, 0, Duration::ZERO, rate, 100, &dir).unwrap();
+        for i in 0..8 {
+            l.arrive(Instant::from_nanos(i * 10_000_000), vec![0; 10]);
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(l.lost, 2);
+    }
+
+    #[test]
     fn delay_line_is_bounded() {
         let rate = DataRate::from_bps(1_000_000).unwrap();
-        let mut l =
-            Lossy::from_spec(&ErrorSpec::None, 0, Duration::from_millis(1), rate, 4).unwrap();
+        let mut l = Lossy::from_spec(
+            &ErrorSpec::None,
+            0,
+            Duration::from_millis(1),
+            rate,
+            4,
+            Path::new("."),
+        )
+        .unwrap();
         for _ in 0..10 {
             l.arrive(Instant::ZERO, vec![1]);
         }

@@ -23,7 +23,9 @@
 use std::collections::VecDeque;
 
 use bytes::Bytes;
-use msll_proto::{DataRate, Duration, Endpoint, Frame, Instant, Packet, ServiceStats};
+use msll_proto::{
+    DataRate, Duration, Endpoint, Frame, Instant, Packet, ServiceMetrics, ServiceStats,
+};
 use serde::Serialize;
 use tracing::{debug, info, warn};
 
@@ -197,6 +199,9 @@ pub struct ServiceSnapshot {
     /// Scheme counters (packets, frames, retransmissions, NAKs, FEC recoveries, give-ups, ...),
     /// summed over Endpoint resets.
     pub counters: ServiceStats,
+    /// The Endpoint's seed 004 Table 8.1 characterisation (goodput, residual loss, delay
+    /// estimate, share, predicted throughput) since the last Endpoint reset.
+    pub metrics: Option<ServiceMetrics>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -257,7 +262,12 @@ impl Tunnel {
         let psk = cfg.psk()?;
         let n = cfg.msll.config.services.len();
         let lossy = match &cfg.impair {
-            Some(im) => Some(Lossy::new(im, cfg.rate(), cfg.limits.delay_line)?),
+            Some(im) => Some(Lossy::new(
+                im,
+                cfg.rate(),
+                cfg.limits.delay_line,
+                &cfg.base_dir,
+            )?),
             None => None,
         };
         Ok(Tunnel {
@@ -565,6 +575,7 @@ impl Tunnel {
         let eps = self.ep.stats();
         let sched = self.ep.scheduler();
         let shares = self.ep.shares();
+        let metrics = self.ep.service_metrics();
         let services = self
             .ep
             .service_stats()
@@ -593,6 +604,7 @@ impl Tunnel {
                     },
                     ingress_delay_ms_max: d.max.as_millis_f64(),
                     counters: c,
+                    metrics: metrics.get(i).copied(),
                 }
             })
             .collect();

@@ -154,5 +154,11 @@ fn lossy_loopback_transfer_survives_hostile_datagrams() {
                 .unwrap()
                 > 0
         );
+        // The Endpoint's Table 8.1 characterisation is part of the stats.
+        assert_eq!(
+            v["services"][0]["metrics"]["share"], 1.0,
+            "{}",
+            v["services"][0]
+        );
     });
 }

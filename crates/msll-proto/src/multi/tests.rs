@@ -399,3 +399,31 @@ proptest::proptest! {
         );
     }
 }
+
+#[test]
+fn sampled_metrics_follow_the_interval_and_smooth() {
+    // A Default service: g = 50/51 per frame. The first sample is taken as is; later ones are
+    // smoothed with weight 1/8; an idle interval leaves the value alone.
+    let link = cellular();
+    let cfg = MsllConfig::from_names(&["default", "default"], &[]).unwrap();
+    let mut ep = cfg.build(&link, Role::Host, None);
+    assert_eq!(ep.sample_metrics(0.125)[0], ServiceMetrics::default());
+    for k in 0..10 {
+        ep.handle_packet(T0, udp(0, 50, k));
+    }
+    while ep.poll_transmit(T0).is_some() {}
+    let m = ep.sample_metrics(0.125);
+    assert!((m[0].goodput - 50.0 / 51.0).abs() < 1e-12, "{m:?}");
+    assert_eq!(m[1], ServiceMetrics::default(), "service 1 idle");
+    let again = ep.sample_metrics(0.125);
+    assert_eq!(again[0], m[0], "idle interval: unchanged");
+    // 100-byte packets: sample g = 100/101; smoothed = 7/8 old + 1/8 new.
+    for k in 0..10 {
+        ep.handle_packet(T0, udp(0, 100, k));
+    }
+    while ep.poll_transmit(T0).is_some() {}
+    let m2 = ep.sample_metrics(0.125);
+    let want = 0.875 * 50.0 / 51.0 + 0.125 * 100.0 / 101.0;
+    assert!((m2[0].goodput - want).abs() < 1e-12, "{m2:?}");
+    assert!((m2[0].predicted_bps - 14_400.0 * 0.5 * want).abs() < 1e-6);
+}
