@@ -95,7 +95,11 @@ struct Iface {
     /// `IpQueues::PerService`: per-service IP queues and their SCFQ (instead of `ipq`).
     ipsched: Option<Box<Scheduler>>,
     limit: usize,
-    busy: bool,
+    /// The link transmits until this instant.
+    busy_until: Instant,
+    /// A `TxDone` wake-up is scheduled (only when work waits for the link: most hops on an
+    /// uncongested path need no transmit-complete event at all).
+    txdone_pending: bool,
     wake_at: Option<Instant>,
     wireless: bool,
     counters: LinkCounters,
@@ -283,7 +287,8 @@ impl Simulation {
                         _ => None,
                     },
                     limit: cfg.queue_limit.max(1),
-                    busy: false,
+                    busy_until: Instant::ZERO,
+                    txdone_pending: false,
                     wake_at: None,
                     wireless,
                     counters: LinkCounters::default(),
@@ -563,7 +568,7 @@ impl Simulation {
             self.counters.events += 1;
             match ev {
                 Ev::TxDone(i) => {
-                    self.ifaces[i].busy = false;
+                    self.ifaces[i].txdone_pending = false;
                     self.kick(i);
                 }
                 Ev::Arrive(i, payload) => self.arrive(i, payload),
@@ -698,7 +703,7 @@ impl Simulation {
         let mut delivered = std::mem::take(&mut self.delivered);
         match &mut f.kind {
             IfaceKind::Plain => {
-                if !f.busy {
+                if f.busy_until <= now {
                     start = f.ipq.pop_front().map(Payload::Packet);
                 }
             }
@@ -713,7 +718,7 @@ impl Simulation {
                     let Some(p) = p else { break };
                     ep.handle_packet(now, p);
                 }
-                if !f.busy {
+                if f.busy_until <= now {
                     start = ep.poll_transmit(now).map(Payload::Frame);
                 }
                 while let Some(p) = ep.poll_deliver() {
@@ -736,6 +741,18 @@ impl Simulation {
         if let Some(p) = start {
             self.transmit(i, p);
         }
+        // Ask to be woken when the link frees only if something is waiting for it.
+        let f = &mut self.ifaces[i];
+        if now < f.busy_until && !f.txdone_pending {
+            let waiting = match &f.kind {
+                IfaceKind::Plain => !f.ipq.is_empty(),
+                IfaceKind::Msll(ep) => ep.has_backlog(),
+            };
+            if waiting {
+                f.txdone_pending = true;
+                self.queue.push(f.busy_until, Ev::TxDone(i));
+            }
+        }
         let node = self.ifaces[i].node;
         for p in delivered.drain(..) {
             self.route(node, p);
@@ -750,15 +767,14 @@ impl Simulation {
         let now = self.now;
         let len = payload.len();
         let f = &mut self.ifaces[i];
-        f.busy = true;
         let tx = f.rate.tx_time(len);
+        f.busy_until = now + tx;
         let lost = f.error.frame_lost(now, now + tx, len);
         f.counters.frames += 1;
         f.counters.bytes += len as u64;
         self.counters.hops += 1;
         let arrive = now + tx + f.delay;
         let peer = f.peer;
-        self.queue.push(now + tx, Ev::TxDone(i));
         let (kind, id) = match &payload {
             Payload::Packet(p) => ("ip", ident(p)),
             Payload::Frame(fr) => ("frame", fr.first_byte() as u32),
