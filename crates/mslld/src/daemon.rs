@@ -37,8 +37,16 @@ pub enum IpSide {
     },
 }
 
-/// A stats request from the control socket: the loop answers with a snapshot.
-pub type StatsRequest = oneshot::Sender<Snapshot>;
+/// A request from the control socket, answered by the loop.
+pub enum ControlRequest {
+    Stats(oneshot::Sender<Snapshot>),
+    /// Set a service's scheduler rate r_i (the thesis's administrative module), live.
+    SetRate {
+        service: u8,
+        rate: f64,
+        reply: oneshot::Sender<Result<(), String>>,
+    },
+}
 
 /// A fresh random session id and the wall-clock counter base (see `wire.rs`).
 pub fn new_session() -> (u64, u64) {
@@ -73,7 +81,7 @@ pub async fn run(
     cfg: Config,
     mut ip: IpSide,
     socket: UdpSocket,
-    mut control: Option<mpsc::Receiver<StatsRequest>>,
+    mut control: Option<mpsc::Receiver<ControlRequest>>,
     shutdown: impl Future<Output = ()>,
 ) -> anyhow::Result<Snapshot> {
     size_socket_buffers(&socket, cfg.limits.socket_buffer);
@@ -120,7 +128,19 @@ pub async fn run(
             biased;
             _ = &mut shutdown => break,
             Some(req) = async { match &mut control { Some(c) => c.recv().await, None => None } } => {
-                let _ = req.send(tunnel.snapshot());
+                match req {
+                    ControlRequest::Stats(reply) => {
+                        let _ = reply.send(tunnel.snapshot());
+                    }
+                    ControlRequest::SetRate { service, rate, reply } => {
+                        let r = tunnel.set_rate(service, rate);
+                        match &r {
+                            Ok(()) => info!(service, rate, "rate set"),
+                            Err(e) => warn!(error = %e, "rate not set"),
+                        }
+                        let _ = reply.send(r);
+                    }
+                }
             }
             r = socket.recv_from(&mut ubuf) => match r {
                 Ok((n, _from)) => {

@@ -37,6 +37,15 @@ enum Cmd {
         #[arg(long)]
         control: PathBuf,
     },
+    /// Set a service's scheduler rate (relative share) in a running daemon.
+    Rate {
+        #[arg(long)]
+        control: PathBuf,
+        #[arg(long)]
+        service: u8,
+        #[arg(long)]
+        rate: f64,
+    },
     /// Loopback throughput with encryption on and no loss (in-process, no TUN needed).
     Bench {
         /// Schemes to run: default, sr-m2 (or sr, sr-m1), rlp, rlp-oos, gbn, xor.
@@ -118,6 +127,20 @@ fn main() -> anyhow::Result<()> {
             let v: serde_json::Value =
                 serde_json::from_str(reply.trim()).context("daemon reply is not JSON")?;
             println!("{}", serde_json::to_string_pretty(&v)?);
+            Ok(())
+        }
+        Cmd::Rate {
+            control,
+            service,
+            rate,
+        } => {
+            let reply = mslld::control::request(&control, &format!("rate {service} {rate}"))?;
+            let v: serde_json::Value =
+                serde_json::from_str(reply.trim()).context("daemon reply is not JSON")?;
+            if let Some(e) = v.get("error") {
+                anyhow::bail!("daemon refused: {e}");
+            }
+            println!("{v}");
             Ok(())
         }
         Cmd::Bench {

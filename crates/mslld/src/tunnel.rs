@@ -251,6 +251,8 @@ pub struct Tunnel {
     retired: Vec<ServiceStats>,
     delays: Vec<DelayStat>,
     dropped_per_service: Vec<u64>,
+    /// Rates set at run time (control socket), reapplied when the Endpoint is rebuilt.
+    rate_overrides: Vec<Option<f64>>,
     now: Instant,
 }
 
@@ -293,6 +295,7 @@ impl Tunnel {
             retired: vec![ServiceStats::default(); n],
             delays: vec![DelayStat::default(); n],
             dropped_per_service: vec![0; n],
+            rate_overrides: vec![None; n],
             now: Instant::ZERO,
             cfg: cfg.clone(),
         })
@@ -432,7 +435,26 @@ impl Tunnel {
             acc.add(&s);
         }
         self.ep = self.cfg.build_endpoint();
+        for (i, r) in self.rate_overrides.iter().enumerate() {
+            if let Some(r) = r {
+                self.ep.set_rate(i as u8, *r);
+            }
+        }
         self.synced = false;
+    }
+
+    /// Set service `service`'s scheduler rate r_i (relative; shares are r_i / sum r_j). Kept
+    /// across Endpoint resets. With `msll.measure` on, the next measurement window overrides it.
+    pub fn set_rate(&mut self, service: u8, rate: f64) -> Result<(), String> {
+        if service as usize >= self.names.len() {
+            return Err(format!("no service {service}"));
+        }
+        if !(rate.is_finite() && rate > 0.0) {
+            return Err(format!("rate {rate} is not a positive number"));
+        }
+        self.ep.set_rate(service, rate);
+        self.rate_overrides[service as usize] = Some(rate);
+        Ok(())
     }
 
     /// Frames handed to the Endpoint's scheduler and not yet transmitted.

@@ -528,6 +528,21 @@ rates = [1, 1, 2"#,
     );
     let cli: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stats prints JSON");
     assert_eq!(cli["services"][1]["scheme"], "sr-m2");
+    // Live rate change through the CLI: shares 1:1:2 become 1:2:2.
+    let out = Command::new(BIN)
+        .args(["rate", "--service", "1", "--rate", "2", "--control"])
+        .arg(lab.control(0))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let share = lab.stats(0).unwrap()["services"][1]["share"]
+        .as_f64()
+        .unwrap();
+    assert!((share - 0.4).abs() < 1e-9, "share {share}");
     let m_loss = udp.join().unwrap();
     let per_service: Vec<u64> = lab.stats(1).map_or(vec![], |v| {
         (0..3)

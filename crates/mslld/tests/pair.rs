@@ -368,3 +368,35 @@ classifier = {{ kind = "heuristic", rules = [{{ protocol = 6, service = 0 }}, {{
         s.services[1].ingress_delay_ms_max
     );
 }
+
+#[test]
+fn rates_set_at_run_time_survive_a_peer_restart() {
+    let c = Config::from_toml(&format!(
+        r#"
+bind = "127.0.0.1:1"
+peer = "127.0.0.1:2"
+key = "{KEY}"
+[tun]
+address = "198.19.0.1"
+[link]
+rate_mbps = 10
+[msll]
+services = [{{ kind = "default" }}, {{ kind = "sr", nak_policy = "per-frame" }}]
+"#
+    ))
+    .unwrap();
+    let mut net = Net::new(tunnel(&c, 1, 1_000), tunnel(&c, 2, 2_000));
+    net.run_for(Duration::from_millis(300));
+    let shares =
+        |t: &Tunnel| -> Vec<f64> { t.snapshot().services.iter().map(|s| s.share).collect() };
+    assert_eq!(shares(&net.a), [0.5, 0.5]);
+    net.a.set_rate(1, 3.0).unwrap();
+    assert_eq!(shares(&net.a), [0.25, 0.75]);
+    assert!(net.a.set_rate(2, 1.0).is_err());
+    assert!(net.a.set_rate(0, f64::NAN).is_err());
+    // B restarts: A rebuilds its Endpoint and keeps the rate.
+    net.b = tunnel(&c, 3, 1_000_000_000);
+    net.run_for(Duration::from_millis(300));
+    assert_eq!(net.a.counters().peer_restarts, 1);
+    assert_eq!(shares(&net.a), [0.25, 0.75]);
+}
