@@ -110,6 +110,19 @@ fn csv_field(s: &str) -> String {
     }
 }
 
+/// The columns that identify a point: scenario, point, link, topology, level, scheme.
+fn point_columns(sc: &Scenario, p: &crate::scenario::Point) -> String {
+    format!(
+        "{},{},{},{},{},{}",
+        csv_field(sc.name()),
+        csv_field(&p.label),
+        p.link,
+        p.topology,
+        p.level,
+        csv_field(&p.scheme)
+    )
+}
+
 pub fn summary_csv(sc: &Scenario, results: &[PointResult], seed: u64) -> String {
     let mut s = String::from(
         "scenario,point,link,topology,level,scheme,metric,mean,sd,n,seed,msll_version\n",
@@ -119,19 +132,11 @@ pub fn summary_csv(sc: &Scenario, results: &[PointResult], seed: u64) -> String 
         for (k, v) in &r.summary {
             let _ = writeln!(
                 s,
-                "{},{},{},{},{},{},{},{},{},{},{},{}",
-                csv_field(sc.name()),
-                csv_field(&p.label),
-                p.link,
-                p.topology,
-                p.level,
-                csv_field(&p.scheme),
-                k,
+                "{},{k},{},{},{},{seed},{VERSION}",
+                point_columns(sc, p),
                 v.mean,
                 v.sd,
-                v.n,
-                seed,
-                VERSION
+                v.n
             );
         }
     }
@@ -145,20 +150,7 @@ pub fn runs_csv(sc: &Scenario, results: &[PointResult], seed: u64) -> String {
         let p = &r.point;
         for (i, run) in r.runs.iter().enumerate() {
             for (k, v) in &run.metrics {
-                let _ = writeln!(
-                    s,
-                    "{},{},{},{},{},{},{},{},{},{}",
-                    csv_field(sc.name()),
-                    csv_field(&p.label),
-                    p.link,
-                    p.topology,
-                    p.level,
-                    csv_field(&p.scheme),
-                    i,
-                    k,
-                    v,
-                    seed
-                );
+                let _ = writeln!(s, "{},{i},{k},{v},{seed}", point_columns(sc, p));
             }
         }
     }

@@ -687,35 +687,7 @@ fn app_spec(
             })
         }
         "ftp" => {
-            let seg = pos("segment_size", a.segment_size, link.frame_payload as i64)? as usize;
-            let preset_name = a.tcp.as_deref().unwrap_or("dissertation");
-            let mut tcp = match preset_name {
-                "dissertation" => TcpConfig::dissertation(seg),
-                "ns2-2.1b4" => TcpConfig::ns2_2_1b4(seg),
-                "ns2-2.35" => TcpConfig::ns2_2_35(seg),
-                other => {
-                    return Err(format!(
-                        "app[{i}].tcp = \"{other}\": unknown TCP preset (known: dissertation, ns2-2.1b4, ns2-2.35)"
-                    ))
-                }
-            };
-            if let Some(w) = a.window {
-                tcp.window = pos("window", Some(w), 20)? as u32;
-            }
-            if let Some(t) = a.tick {
-                if !(t.is_finite() && t > 0.0) {
-                    return Err(format!(
-                        "app[{i}].tick = {t}: must be a positive number of seconds"
-                    ));
-                }
-                tcp.tick = t;
-            }
-            if let Some(d) = a.delayed_ack {
-                tcp.sink.delayed_ack = d;
-            }
-            tcp.ds_byte = a.tos.unwrap_or(0);
-            tcp.validate()
-                .map_err(|e| format!("app[{i}].segment_size = {seg}: {e}"))?;
+            let tcp = tcp_spec(i, a, link)?;
             Ok(AppSpec::Ftp {
                 bytes: pos("bytes", a.bytes, preset.ftp_bytes as i64)? as u64,
                 tcp,
@@ -729,13 +701,9 @@ fn app_spec(
     }
 }
 
-/// `kind = "www"`: WWW browsing (seed 004 §4.1.2), TCP options as for FTP.
-fn www_spec(i: usize, a: &AppSection, link: &LinkSpec) -> Result<AppSpec, String> {
-    if a.bytes.is_some() || a.peak_rate_bps.is_some() || a.packet_size.is_some() {
-        return Err(format!(
-            "app[{i}]: bytes/peak_rate_bps/packet_size do not apply to kind = \"www\""
-        ));
-    }
+/// The TCP options shared by `ftp` and `www`: preset, segment size (default: the frame payload,
+/// as in the seeds), window, tick, delayed ACKs, DS byte.
+fn tcp_spec(i: usize, a: &AppSection, link: &LinkSpec) -> Result<TcpConfig, String> {
     let seg = a.segment_size.unwrap_or(link.frame_payload as i64);
     if seg <= 0 {
         return Err(format!("app[{i}].segment_size = {seg}: must be positive"));
@@ -771,6 +739,17 @@ fn www_spec(i: usize, a: &AppSection, link: &LinkSpec) -> Result<AppSpec, String
     tcp.ds_byte = a.tos.unwrap_or(0);
     tcp.validate()
         .map_err(|e| format!("app[{i}].segment_size = {seg}: {e}"))?;
+    Ok(tcp)
+}
+
+/// `kind = "www"`: WWW browsing (seed 004 §4.1.2), TCP options as for FTP.
+fn www_spec(i: usize, a: &AppSection, link: &LinkSpec) -> Result<AppSpec, String> {
+    if a.bytes.is_some() || a.peak_rate_bps.is_some() || a.packet_size.is_some() {
+        return Err(format!(
+            "app[{i}]: bytes/peak_rate_bps/packet_size do not apply to kind = \"www\""
+        ));
+    }
+    let tcp = tcp_spec(i, a, link)?;
     let think_time = match &a.think_time {
         None => ThinkTime::Constant(0.0),
         Some(ThinkTimeRef::Seconds(t)) if t.is_finite() && *t >= 0.0 => ThinkTime::Constant(*t),
