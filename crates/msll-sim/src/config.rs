@@ -129,3 +129,28 @@ pub struct SimConfig {
     #[serde(default, skip_serializing_if = "is_shared")]
     pub ip_queues: IpQueues,
 }
+
+impl SimConfig {
+    /// A run over a wireless link preset at error level `level` (0 = error-free) in `topology`,
+    /// with the seeds' defaults (Default scheme, DropTail 50, pacing, fixed traffic streams, seed 1)
+    /// and no applications yet. `None` for an unknown preset or level.
+    pub fn for_link(link: &str, topology: Topology, level: u8) -> Option<SimConfig> {
+        let p = crate::presets::wireless(link)?;
+        Some(SimConfig {
+            topology,
+            wired: crate::presets::wired(topology.wired_name(), p.frame_payload)?,
+            wireless: p.link(level)?,
+            scheme: SchemeConfig::Default,
+            queue_limit: 50,
+            pacing: true,
+            apps: Vec::new(),
+            duration_s: p.run_s,
+            drain_s: 30.0,
+            seed: 1,
+            replication: 0,
+            traffic_streams: TrafficStreams::Fixed,
+            msll: None,
+            ip_queues: IpQueues::default(),
+        })
+    }
+}

@@ -4,17 +4,11 @@
 use msll_proto::{DataRate, SchemeConfig};
 use msll_sim::error_model::two_state_loss;
 use msll_sim::presets::{self, Topology};
-use msll_sim::{AppSpec, RunResult, SimConfig, Simulation, Summary, TrafficStreams};
+use msll_sim::{AppSpec, RunResult, SimConfig, Simulation, Summary};
 
 fn conf(link: &str, topo: Topology, level: u8, duration_s: f64) -> SimConfig {
     let p = presets::wireless(link).unwrap();
     SimConfig {
-        topology: topo,
-        wired: presets::wired(topo.wired_name(), p.frame_payload).unwrap(),
-        wireless: p.link(level).unwrap(),
-        scheme: SchemeConfig::Default,
-        queue_limit: 50,
-        pacing: true,
         apps: vec![AppSpec::Conference {
             peak_rate_bps: p.conf_rate_bps,
             packet_size: p.conf_packet,
@@ -26,10 +20,7 @@ fn conf(link: &str, topo: Topology, level: u8, duration_s: f64) -> SimConfig {
         duration_s,
         drain_s: 5.0,
         seed: 7,
-        replication: 0,
-        traffic_streams: TrafficStreams::Fixed,
-        msll: None,
-        ip_queues: Default::default(),
+        ..SimConfig::for_link(link, topo, level).unwrap()
     }
 }
 

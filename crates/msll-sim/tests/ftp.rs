@@ -1,20 +1,13 @@
 //! Issue 3 acceptance through the whole simulator: error-free FTP throughput equals the analytic
 //! window/link-limited value; the papers' Raw-link throughput drop from level 1 to level 2.
 
-use msll_proto::{DataRate, SchemeConfig};
+use msll_proto::DataRate;
 use msll_sim::presets::{self, Topology};
 use msll_sim::tcp::TcpConfig;
-use msll_sim::{AppSpec, RunResult, SimConfig, Simulation, Summary, TrafficStreams};
+use msll_sim::{AppSpec, RunResult, SimConfig, Simulation, Summary};
 
 fn ftp(link: &str, topo: Topology, level: u8, bytes: u64, tcp: TcpConfig) -> SimConfig {
-    let p = presets::wireless(link).unwrap();
     SimConfig {
-        topology: topo,
-        wired: presets::wired(topo.wired_name(), p.frame_payload).unwrap(),
-        wireless: p.link(level).unwrap(),
-        scheme: SchemeConfig::Default,
-        queue_limit: 50,
-        pacing: true,
         apps: vec![AppSpec::Ftp {
             bytes,
             tcp,
@@ -23,10 +16,7 @@ fn ftp(link: &str, topo: Topology, level: u8, bytes: u64, tcp: TcpConfig) -> Sim
         duration_s: 1e6,
         drain_s: 0.0,
         seed: 3,
-        replication: 0,
-        traffic_streams: TrafficStreams::Fixed,
-        msll: None,
-        ip_queues: Default::default(),
+        ..SimConfig::for_link(link, topo, level).unwrap()
     }
 }
 

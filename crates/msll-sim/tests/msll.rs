@@ -10,7 +10,7 @@
 use msll_proto::{Discipline, MsllConfig, SchemeConfig, TimerScaling};
 use msll_sim::presets::{self, Topology};
 use msll_sim::tcp::TcpConfig;
-use msll_sim::{AppSpec, IpQueues, RunResult, SimConfig, Simulation, TrafficStreams};
+use msll_sim::{AppSpec, IpQueues, RunResult, SimConfig, Simulation};
 
 /// DS value of the conferencing packets: the UDP service is service 1 (TCP rides service 0).
 const UDP_DS: u8 = 1;
@@ -36,20 +36,11 @@ fn base(topo: Topology, level: u8, ftp_bytes: Option<u64>, duration_s: f64) -> S
         );
     }
     SimConfig {
-        topology: topo,
-        wired: presets::wired(topo.wired_name(), p.frame_payload).unwrap(),
-        wireless: p.link(level).unwrap(),
-        scheme: SchemeConfig::Default,
-        queue_limit: 50,
-        pacing: true,
         apps,
         duration_s,
         drain_s: 5.0,
         seed: 11,
-        replication: 0,
-        traffic_streams: TrafficStreams::Fixed,
-        msll: None,
-        ip_queues: Default::default(),
+        ..SimConfig::for_link("cellular", topo, level).unwrap()
     }
 }
 
