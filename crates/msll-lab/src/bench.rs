@@ -78,6 +78,19 @@ pub const CASES: &[(&str, &str, &str, &str, &str, u8, &str)] = &[
         4,
         "rlp-oos",
     ),
+    (
+        "f",
+        "MSLL: FTP 10 MB + WWW + conferencing, WLAN LAN1, 2^15 B, SR/M2 + RLP/OOS",
+        "wlan",
+        "LAN1",
+        // Seed 004 Fig. 7.5's run (scenarios/seed004/fig7_05.toml) at level 3, with a 10 MB file
+        // so that a case stays short; the run ends when the transfer completes.
+        "kind = \"ftp\"\nbytes = 10000000\n[[app]]\nkind = \"www\"\n[[app]]\nkind = \"conference\"\n\
+         tos = 1\n[sim]\nip_queues = \"per-service\"\n[msll]\nclassifier = \"diffserv\"\n\
+         scheduler = \"scfq\"\nrates = [1, 2]\ntimer_scaling = \"services\"",
+        3,
+        "[\"sr-m2\", \"rlp-oos\"]",
+    ),
 ];
 
 /// The scenario text of a case (cases are scenario files, so they follow the scenario format).
@@ -86,9 +99,15 @@ fn case_text(name: &str) -> Result<String> {
         .iter()
         .find(|c| c.0 == name)
         .with_context(|| format!("no bench case {name}"))?;
+    // A bracketed scheme is a multi-service list (one scheme per service).
+    let sweep = if scheme.starts_with('[') {
+        format!("services = [{scheme}]")
+    } else {
+        format!("scheme = [\"{scheme}\"]")
+    };
     Ok(format!(
         "[scenario]\nname = \"bench-{name}\"\n[link]\npreset = \"{link}\"\n[topology]\nname = \"{topo}\"\n\
-         [[app]]\n{app}\n[sweep]\nlevel = [{level}]\nscheme = [\"{scheme}\"]\n"
+         [[app]]\n{app}\n[sweep]\nlevel = [{level}]\n{sweep}\n"
     ))
 }
 
