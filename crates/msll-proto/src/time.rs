@@ -146,9 +146,17 @@ impl DataRate {
     }
     /// Serialisation time of `bytes` at this rate, rounded to the nearest nanosecond.
     pub fn tx_time(self, bytes: usize) -> Duration {
+        let r = self.bits_per_sec as u128;
+        // Any frame (< 2^31 bytes at any rate below ~2 Tbit/s) fits u64 arithmetic, which is a
+        // single division instruction; u128 division is a library call on the per-hop path.
+        if let Some(num) = (bytes as u64)
+            .checked_mul(8_000_000_000)
+            .and_then(|n| n.checked_add(self.bits_per_sec / 2))
+        {
+            return Duration(num / self.bits_per_sec);
+        }
         let bits = bytes as u128 * 8;
-        let ns = (bits * 1_000_000_000 + self.bits_per_sec as u128 / 2) / self.bits_per_sec as u128;
-        Duration(ns as u64)
+        Duration(((bits * 1_000_000_000 + r / 2) / r) as u64)
     }
 }
 
@@ -203,6 +211,31 @@ mod tests {
         let w = DataRate::from_bps(2_000_000).unwrap();
         assert_eq!(w.tx_time(1000), Duration::from_millis(4));
         assert!(DataRate::from_bps(0).is_none());
+    }
+
+    #[test]
+    fn tx_time_fast_path_equals_exact_rounding() {
+        // The u64 fast path and the u128 fallback must round identically, including at rates
+        // where the product overflows u64 and the fallback takes over.
+        for bps in [
+            1,
+            7,
+            14_400,
+            86_400,
+            2_000_000,
+            11_000_000,
+            u64::MAX / 3,
+            u64::MAX,
+        ] {
+            let r = DataRate::from_bps(bps).unwrap();
+            for bytes in [0usize, 1, 51, 1001, 65_535, 1 << 31, usize::MAX >> 8] {
+                let exact = ((bytes as u128 * 8 * 1_000_000_000 + bps as u128 / 2) / bps as u128)
+                    .min(u64::MAX as u128) as u64;
+                if exact < u64::MAX {
+                    assert_eq!(r.tx_time(bytes).as_nanos(), exact, "{bytes} B at {bps}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -2,15 +2,22 @@
 //!
 //! Ordering by insertion sequence at equal times (ns-3's `EventKey`) makes simultaneous events run
 //! first-in first-out, so a run is a pure function of scenario and seed. Payloads stay in the slab
-//! (reused through a free list) so heap sifts move 24-byte keys, not frames.
+//! (reused through a free list) so heap sifts move 16-byte keys, not frames.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use msll_proto::Instant;
 
+/// Bits of a key holding the slab slot (the rest of the low word is the insertion sequence).
+const SLOT_BITS: u32 = 24;
+const SLOT_MASK: u128 = (1 << SLOT_BITS) - 1;
+
 pub struct EventQueue<E> {
-    heap: BinaryHeap<Reverse<(u128, u32)>>,
+    /// Keys `time << 64 | seq << 24 | slot`: one plain u128 per event, so a sift step is one
+    /// two-word comparison and a 16-byte move. Keys are unique (seq is), so the slot bits never
+    /// decide an order.
+    heap: BinaryHeap<Reverse<u128>>,
     slab: Vec<Option<E>>,
     free: Vec<u32>,
     seq: u64,
@@ -39,23 +46,26 @@ impl<E> EventQueue<E> {
                 (self.slab.len() - 1) as u32
             }
         };
-        // One u128 key (time, sequence): a single comparison per sift step.
-        self.heap.push(Reverse((
-            ((at.as_nanos() as u128) << 64) | self.seq as u128,
-            slot,
-        )));
+        assert!(
+            (slot as u128) <= SLOT_MASK && self.seq < 1 << (64 - SLOT_BITS),
+            "event queue limits: 2^24 pending events, 2^40 events per run"
+        );
+        self.heap.push(Reverse(
+            ((at.as_nanos() as u128) << 64) | ((self.seq as u128) << SLOT_BITS) | slot as u128,
+        ));
         self.seq += 1;
     }
 
     pub fn peek_time(&self) -> Option<Instant> {
         self.heap
             .peek()
-            .map(|Reverse((k, _))| Instant::from_nanos((*k >> 64) as u64))
+            .map(|Reverse(k)| Instant::from_nanos((*k >> 64) as u64))
     }
 
     pub fn pop(&mut self) -> Option<(Instant, E)> {
-        let Reverse((k, slot)) = self.heap.pop()?;
+        let Reverse(k) = self.heap.pop()?;
         let t = (k >> 64) as u64;
+        let slot = (k & SLOT_MASK) as u32;
         let ev = self.slab[slot as usize].take().expect("event slot filled");
         self.free.push(slot);
         Some((Instant::from_nanos(t), ev))

@@ -541,7 +541,18 @@ impl Simulation {
         self.trace = Some(w);
     }
 
+    /// Per-hop trace line; the check is inlined so untraced runs (all but `--trace`) pay one
+    /// branch per call, not a call.
+    #[inline(always)]
     fn trace(&mut self, ev: char, iface: IfaceId, kind: &str, bytes: usize, id: u32) {
+        if self.trace.is_some() {
+            self.trace_line(ev, iface, kind, bytes, id);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn trace_line(&mut self, ev: char, iface: IfaceId, kind: &str, bytes: usize, id: u32) {
         if let Some(w) = self.trace.as_mut() {
             let f = &self.ifaces[iface];
             let (a, b) = (f.node, self.ifaces[f.peer].node);
@@ -712,7 +723,7 @@ impl Simulation {
                     let p = match &mut f.ipsched {
                         Some(s) => s
                             .dequeue(now)
-                            .map(|(_, fr)| Packet::new(fr.payload_from(1).expect("wrapped"))),
+                            .map(|(_, fr)| Packet::new(fr.into_payload_from(1).expect("wrapped"))),
                         None => f.ipq.pop_front(),
                     };
                     let Some(p) = p else { break };
@@ -753,9 +764,11 @@ impl Simulation {
                 self.queue.push(f.busy_until, Ev::TxDone(i));
             }
         }
-        let node = self.ifaces[i].node;
-        for p in delivered.drain(..) {
-            self.route(node, p);
+        if !delivered.is_empty() {
+            let node = self.ifaces[i].node;
+            for p in delivered.drain(..) {
+                self.route(node, p);
+            }
         }
         // A nested kick may have installed its own buffer meanwhile; keep the larger.
         if delivered.capacity() > self.delivered.capacity() {
@@ -900,11 +913,13 @@ impl Simulation {
 
     fn flush_agent(&mut self, a: AgentId) {
         let node = self.agents[a].node;
-        let mut out = std::mem::take(&mut self.out);
-        for p in out.drain(..) {
-            self.route(node, p);
+        if !self.out.is_empty() {
+            let mut out = std::mem::take(&mut self.out);
+            for p in out.drain(..) {
+                self.route(node, p);
+            }
+            self.out = out;
         }
-        self.out = out;
         self.schedule_agent(a);
     }
 

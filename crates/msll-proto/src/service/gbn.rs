@@ -240,7 +240,7 @@ impl Service for Gbn {
         crate::time::earliest([
             self.rto_timer.deadline(),
             self.ack_timer.deadline(),
-            self.handed.deadline(scaled(self.cfg.rto, self.factor)),
+            self.handed.deadline(|| scaled(self.cfg.rto, self.factor)),
         ])
     }
 

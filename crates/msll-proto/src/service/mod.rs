@@ -283,13 +283,16 @@ impl<K: PartialEq + Copy> HandOffLog<K> {
     }
 
     /// When the tracked copies count as dropped if nothing is reported before.
-    pub(crate) fn deadline(&self, quiet: Duration) -> Option<Instant> {
-        (!self.q.is_empty()).then(|| self.since + quiet)
+    ///
+    /// `quiet` is computed only when copies are tracked: it is usually a scaled (floating-point)
+    /// timer value, and `poll_timeout` runs after every event.
+    pub(crate) fn deadline(&self, quiet: impl FnOnce() -> Duration) -> Option<Instant> {
+        (!self.q.is_empty()).then(|| self.since + quiet())
     }
 
     /// Every tracked copy, if nothing was reported for `quiet`.
     pub(crate) fn take_stale(&mut self, now: Instant, quiet: Duration) -> Vec<K> {
-        if self.deadline(quiet).is_some_and(|d| d <= now) {
+        if self.deadline(|| quiet).is_some_and(|d| d <= now) {
             self.q.drain(..).collect()
         } else {
             Vec::new()

@@ -32,7 +32,7 @@ impl Service for Raw {
 
     fn handle_frame(&mut self, _now: Instant, frame: Frame, out: &mut Outbox) {
         self.stats.frames_received += 1;
-        match frame.payload_from(1) {
+        match frame.into_payload_from(1) {
             Ok(body) => {
                 self.stats.packets_delivered += 1;
                 out.deliver(Packet::new(body));

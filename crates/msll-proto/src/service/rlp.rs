@@ -462,7 +462,7 @@ impl Service for Rlp {
                 _ => None,
             })
             .chain(self.ka_timer.deadline())
-            .chain(self.handed.deadline(self.nak_timeout()))
+            .chain(self.handed.deadline(|| self.nak_timeout()))
             .min()
     }
 

@@ -544,7 +544,7 @@ impl Service for Snoop {
 
     fn handle_frame(&mut self, now: Instant, frame: Frame, out: &mut Outbox) {
         self.stats.frames_received += 1;
-        let body = match frame.payload_from(1) {
+        let body = match frame.into_payload_from(1) {
             Ok(b) => b,
             Err(_) => {
                 self.stats.malformed_frames += 1;

@@ -406,12 +406,16 @@ impl Service for Sr {
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        self.tx_buf
-            .iter()
-            .filter_map(|s| s.timer.deadline())
+        // Per-frame timers exist only in `RetransmitTimer::PerFrame`; with the default `Oldest`
+        // they are never armed, so skip scanning up to 127 slots after every event.
+        let per_frame = (self.cfg.timer == RetransmitTimer::PerFrame)
+            .then(|| self.tx_buf.iter().filter_map(|s| s.timer.deadline()).min())
+            .flatten();
+        per_frame
+            .into_iter()
             .chain(self.rto_timer.deadline())
             .chain(self.ack_timer.deadline())
-            .chain(self.handed.deadline(scaled(self.cfg.rto, self.factor)))
+            .chain(self.handed.deadline(|| scaled(self.cfg.rto, self.factor)))
             .min()
     }
 

@@ -119,6 +119,20 @@ impl Frame {
         }
     }
 
+    /// Like [`Frame::payload_from`], but consumes the frame: at or past the header boundary the
+    /// body moves out without a reference-count clone (a clone of a `Vec`-backed body allocates
+    /// its shared header, once per delivered packet on the simulator's hot path).
+    pub fn into_payload_from(self, off: usize) -> Result<Bytes, FrameError> {
+        let h = self.head_len as usize;
+        if off >= h && off <= self.len() {
+            let mut body = self.body;
+            bytes::Buf::advance(&mut body, off - h);
+            Ok(body)
+        } else {
+            self.payload_from(off)
+        }
+    }
+
     /// The first byte: service number (high nibble) and scheme bits (low nibble).
     pub fn first_byte(&self) -> u8 {
         self.head[0]
@@ -173,6 +187,10 @@ mod tests {
         assert_eq!(f.header::<3>().unwrap(), [0x13, 7, b'a']);
         assert_eq!(&f.payload_from(2).unwrap()[..], b"abc");
         assert_eq!(&f.payload_from(1).unwrap()[..], b"\x07abc");
+        assert_eq!(&f.clone().into_payload_from(2).unwrap()[..], b"abc");
+        assert_eq!(&f.clone().into_payload_from(3).unwrap()[..], b"bc");
+        assert_eq!(&f.clone().into_payload_from(1).unwrap()[..], b"\x07abc");
+        assert!(f.clone().into_payload_from(9).is_err());
         let w = Frame::from_wire(Bytes::from(f.to_vec())).unwrap();
         assert_eq!(w.header::<2>().unwrap(), [0x13, 7]);
         assert_eq!(&w.payload_from(2).unwrap()[..], b"abc");
