@@ -23,6 +23,7 @@
 //! number and hands the frame to the peer service; frames naming no service are counted and
 //! dropped. `multi::MsllConfig` builds one from configuration.
 
+use std::cell::Cell;
 use std::collections::VecDeque;
 
 use crate::classifier::{Classifier, MAX_SERVICES};
@@ -71,6 +72,27 @@ struct Slot {
     counters: ServiceCounters,
     /// Left out of timer scaling (a scheme with adaptive timers, such as Snoop).
     unscaled: bool,
+    /// The service's `poll_timeout`, or `None` when a call may have changed it. The simulator
+    /// asks after every event; a scheme's answer can scan its window, and only the service that
+    /// was called can have moved its timers.
+    deadline: Cell<Option<Option<Instant>>>,
+}
+
+impl Slot {
+    /// The service, for a call that may change its timers.
+    fn svc(&mut self) -> &mut dyn Service {
+        self.deadline.set(None);
+        self.service.as_mut()
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        if let Some(d) = self.deadline.get() {
+            return d;
+        }
+        let d = self.service.poll_timeout();
+        self.deadline.set(Some(d));
+        d
+    }
 }
 
 pub struct Endpoint {
@@ -150,6 +172,7 @@ impl Endpoint {
                     service,
                     counters: ServiceCounters::default(),
                     unscaled: false,
+                    deadline: Cell::new(None),
                 })
                 .collect(),
             classifier,
@@ -189,7 +212,7 @@ impl Endpoint {
                 continue;
             }
             let f = self.timer_scaling.factor(n, self.scheduler.share(i));
-            self.services[i].service.set_timer_factor(f);
+            self.services[i].svc().set_timer_factor(f);
         }
     }
 
@@ -199,7 +222,7 @@ impl Endpoint {
         if let Some(s) = self.services.get_mut(service as usize) {
             s.unscaled = exempt;
             if exempt {
-                s.service.set_timer_factor(1.0);
+                s.svc().set_timer_factor(1.0);
             }
         }
         self.apply_timer_factors();
@@ -261,7 +284,7 @@ impl Endpoint {
             // link speed", the time a single-service link layer would take.
             self.next_accept = now + rate.tx_time(len + slot.service.header_overhead());
         }
-        slot.service.handle_packet(now, packet, &mut self.scratch);
+        slot.svc().handle_packet(now, packet, &mut self.scratch);
         self.drain_scratch(now, sid);
     }
 
@@ -273,7 +296,7 @@ impl Endpoint {
         match self.services.get_mut(sid) {
             Some(slot) => {
                 slot.counters.frames_received += 1;
-                slot.service.handle_frame(now, frame, &mut self.scratch);
+                slot.svc().handle_frame(now, frame, &mut self.scratch);
                 self.drain_scratch(now, sid as u8);
             }
             None => self.stats.unknown_service += 1,
@@ -282,13 +305,9 @@ impl Endpoint {
 
     pub fn handle_timeout(&mut self, now: Instant) {
         for sid in 0..self.services.len() {
-            if self.services[sid]
-                .service
-                .poll_timeout()
-                .is_some_and(|t| t <= now)
-            {
+            if self.services[sid].poll_timeout().is_some_and(|t| t <= now) {
                 self.services[sid]
-                    .service
+                    .svc()
                     .handle_timeout(now, &mut self.scratch);
                 self.drain_scratch(now, sid as u8);
             }
@@ -306,7 +325,7 @@ impl Endpoint {
         slot.counters.bytes_out += f.len() as u64;
         // The transmit "interrupt": timers that run from transmission start (see
         // `Service::handle_transmitted`) start now, not while the frame waited in its queue.
-        slot.service.handle_transmitted(now, &f);
+        slot.svc().handle_transmitted(now, &f);
         Some(f)
     }
 
@@ -321,10 +340,7 @@ impl Endpoint {
 
     /// Earliest service timer.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.services
-            .iter()
-            .filter_map(|s| s.service.poll_timeout())
-            .min()
+        self.services.iter().filter_map(Slot::poll_timeout).min()
     }
 
     /// When the classifier accepts the next IP packet.
@@ -461,7 +477,7 @@ impl Endpoint {
     /// Set one service's timer factor directly (overrides the scaling until the next change).
     pub fn set_timer_factor(&mut self, service: u8, factor: f64) {
         if let Some(s) = self.services.get_mut(service as usize) {
-            s.service.set_timer_factor(factor);
+            s.svc().set_timer_factor(factor);
         }
     }
 }

@@ -8,6 +8,20 @@ use std::fmt;
 use std::ops::{Add, AddAssign, Sub};
 
 /// A point in (simulated or driver-mapped) time: nanoseconds since the run's epoch.
+/// `x.round() as u64` (half away from zero, saturating, NaN -> 0) without the `round` library
+/// call that baseline x86-64 makes for `f64::round`: timers are scaled this way on every frame.
+/// Exact: for x < 2^53 the fraction `x - trunc(x)` is computed without error, and above it every
+/// f64 is an integer.
+#[inline]
+pub(crate) fn round_u64(x: f64) -> u64 {
+    let t = x as u64; // truncates toward zero, saturates, NaN -> 0
+    if x - t as f64 >= 0.5 {
+        t.saturating_add(1)
+    } else {
+        t
+    }
+}
+
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Instant(u64);
 
@@ -22,7 +36,7 @@ impl Instant {
         Instant(ns)
     }
     pub fn from_secs_f64(s: f64) -> Self {
-        Instant((s * 1e9).round() as u64)
+        Instant(round_u64(s * 1e9))
     }
     pub const fn as_nanos(self) -> u64 {
         self.0
@@ -52,7 +66,7 @@ impl Duration {
         Duration(s * 1_000_000_000)
     }
     pub fn from_secs_f64(s: f64) -> Self {
-        Duration((s * 1e9).round() as u64)
+        Duration(round_u64(s * 1e9))
     }
     pub const fn as_nanos(self) -> u64 {
         self.0
@@ -68,7 +82,7 @@ impl Duration {
     }
     /// Scale by a real factor (timer scaling, seed 004 ch. 6), rounded to the nanosecond.
     pub fn mul_f64(self, k: f64) -> Self {
-        Duration((self.0 as f64 * k).round() as u64)
+        Duration(round_u64(self.0 as f64 * k))
     }
 }
 
@@ -235,6 +249,46 @@ mod tests {
                     assert_eq!(r.tx_time(bytes).as_nanos(), exact, "{bytes} B at {bps}");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn round_u64_matches_f64_round() {
+        let specials = [
+            0.0,
+            -0.0,
+            0.5,
+            1.5,
+            2.5,
+            -0.5,
+            -1.7,
+            0.49999999999999994,
+            4503599627370495.5,
+            9007199254740993.0,
+            1e19,
+            1.8446744073709552e19,
+            1e300,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            f64::MIN_POSITIVE,
+        ];
+        for x in specials {
+            assert_eq!(round_u64(x), x.round() as u64, "{x:e}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn round_u64_matches_f64_round_anywhere(bits in proptest::prelude::any::<u64>()) {
+            let x = f64::from_bits(bits);
+            proptest::prop_assert_eq!(round_u64(x), x.round() as u64);
+        }
+
+        #[test]
+        fn round_u64_matches_on_timer_products(ns in 0u64..(1 << 45), k in 0.0f64..64.0) {
+            let x = ns as f64 * k;
+            proptest::prop_assert_eq!(round_u64(x), x.round() as u64);
         }
     }
 
