@@ -226,7 +226,7 @@ impl Service for Gbn {
     }
 
     fn handle_transmitted(&mut self, now: Instant, frame: &Frame) {
-        let Ok(ArqFrame::Data { seq, .. }) = ArqFrame::parse(frame) else {
+        let Some(seq) = ArqFrame::data_seq(frame) else {
             return;
         };
         // Copies handed off before this one and never reported were dropped by the scheduler.

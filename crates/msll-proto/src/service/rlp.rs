@@ -440,10 +440,8 @@ impl Service for Rlp {
     }
 
     fn handle_transmitted(&mut self, now: Instant, frame: &Frame) {
-        let key = match RlpFrame::parse(frame) {
-            Ok(RlpFrame::Data { seq, .. }) => (false, seq),
-            Ok(RlpFrame::Nak { seq }) => (true, seq),
-            _ => return,
+        let Some(key) = RlpFrame::data_or_nak_seq(frame) else {
+            return;
         };
         // Copies handed off before this one and never reported were dropped by the scheduler:
         // sent and lost, as far as the timers go.

@@ -394,7 +394,7 @@ impl Service for Sr {
     }
 
     fn handle_transmitted(&mut self, now: Instant, frame: &Frame) {
-        let Ok(ArqFrame::Data { seq, .. }) = ArqFrame::parse(frame) else {
+        let Some(seq) = ArqFrame::data_seq(frame) else {
             return; // control frames carry no timer
         };
         // Copies handed off before this one and never reported were dropped by the scheduler:

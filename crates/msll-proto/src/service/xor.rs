@@ -273,7 +273,7 @@ impl Service for Xor {
         let Some(t) = self.cfg.idle_timeout else {
             return;
         };
-        if let Ok(XorFrame::Data { block, index, .. }) = XorFrame::parse(frame) {
+        if let Some((block, index)) = XorFrame::data_index(frame) {
             if block == self.tx_block && index < self.tx_count {
                 self.idle_timer.set(now + scaled(t, self.factor));
             }

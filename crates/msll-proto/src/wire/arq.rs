@@ -58,6 +58,13 @@ impl ArqFrame {
         }
     }
 
+    /// The sequence number of a data frame, if `frame` is one that [`ArqFrame::parse`] accepts:
+    /// a header-only read for the transmit hook, which runs on every frame and needs no payload.
+    pub fn data_seq(frame: &Frame) -> Option<u8> {
+        let [b0, seq, _] = frame.header::<3>().ok()?;
+        (b0 & 0x0f == T_DATA).then_some(seq)
+    }
+
     /// Build the frame (service nibble zero; the endpoint stamps it).
     pub fn emit(&self) -> Frame {
         match self {
@@ -127,5 +134,23 @@ mod tests {
             ArqFrame::parse(&wire(&[0x0f, 1])),
             Err(FrameError::UnknownType(0xf))
         );
+    }
+
+    proptest::proptest! {
+        /// The header-only peek used by the transmit hook agrees with the full parser on any
+        /// bytes, whether the header is inline (`Frame::new`) or in one wire buffer.
+        #[test]
+        fn peek_agrees_with_parse(
+            bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 1..10),
+            head in 1usize..=crate::wire::frame::HEAD_MAX,
+        ) {
+            let h = head.min(bytes.len());
+            for f in [
+                Frame::from_wire(Bytes::from(bytes.clone())).unwrap(),
+                Frame::new(&bytes[..h], Bytes::from(bytes[h..].to_vec())),
+            ] {
+                proptest::prop_assert_eq!(ArqFrame::data_seq(&f), match ArqFrame::parse(&f) { Ok(ArqFrame::Data { seq, .. }) => Some(seq), _ => None });
+            }
+        }
     }
 }

@@ -94,6 +94,11 @@ impl Frame {
             });
         }
         let mut out = [0u8; N];
+        // Schemes read their header on every frame; it is normally all inline.
+        if N <= self.head_len as usize {
+            out.copy_from_slice(&self.head[..N]);
+            return Ok(out);
+        }
         for (i, b) in out.iter_mut().enumerate() {
             *b = self.get(i).unwrap_or(0);
         }

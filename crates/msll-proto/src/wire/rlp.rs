@@ -47,6 +47,17 @@ impl RlpFrame {
         }
     }
 
+    /// `(is_nak, seq)` of a data or NAK frame that [`RlpFrame::parse`] accepts, read from the
+    /// header only (the transmit hook runs on every frame and needs no payload).
+    pub fn data_or_nak_seq(frame: &Frame) -> Option<(bool, u8)> {
+        let [b0, seq] = frame.header::<2>().ok()?;
+        match b0 & 0x0f {
+            T_DATA => Some((false, seq)),
+            T_NAK if frame.len() == RLP_CONTROL_LEN => Some((true, seq)),
+            _ => None,
+        }
+    }
+
     pub fn emit(&self) -> Frame {
         match self {
             RlpFrame::Data { seq, payload } => Frame::new(&[T_DATA, *seq], payload.clone()),
@@ -101,5 +112,23 @@ mod tests {
             RlpFrame::parse(&wire(&[0x04, 1])),
             Err(FrameError::UnknownType(4))
         );
+    }
+
+    proptest::proptest! {
+        /// The header-only peek used by the transmit hook agrees with the full parser on any
+        /// bytes, whether the header is inline (`Frame::new`) or in one wire buffer.
+        #[test]
+        fn peek_agrees_with_parse(
+            bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 1..10),
+            head in 1usize..=crate::wire::frame::HEAD_MAX,
+        ) {
+            let h = head.min(bytes.len());
+            for f in [
+                Frame::from_wire(Bytes::from(bytes.clone())).unwrap(),
+                Frame::new(&bytes[..h], Bytes::from(bytes[h..].to_vec())),
+            ] {
+                proptest::prop_assert_eq!(RlpFrame::data_or_nak_seq(&f), match RlpFrame::parse(&f) { Ok(RlpFrame::Data { seq, .. }) => Some((false, seq)), Ok(RlpFrame::Nak { seq }) => Some((true, seq)), _ => None });
+            }
+        }
     }
 }

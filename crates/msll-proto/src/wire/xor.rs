@@ -81,6 +81,12 @@ impl XorFrame {
         }
     }
 
+    /// `(block, index)` of a data frame that [`XorFrame::parse`] accepts, from the header only.
+    pub fn data_index(frame: &Frame) -> Option<(u8, u8)> {
+        let [b0, b1] = frame.header::<2>().ok()?;
+        (b0 & PARITY == 0 && b1 & LENS == 0).then_some((b0 & 0x7, b1))
+    }
+
     /// # Panics
     /// On a block number above 7 or an index/count above 127 (scheme bugs, not peer input).
     pub fn emit(&self) -> Frame {
@@ -173,5 +179,23 @@ mod tests {
             XorFrame::parse(&wire(&[0x08, 0x81, 1])),
             Err(FrameError::Truncated { .. })
         ));
+    }
+
+    proptest::proptest! {
+        /// The header-only peek used by the transmit hook agrees with the full parser on any
+        /// bytes, whether the header is inline (`Frame::new`) or in one wire buffer.
+        #[test]
+        fn peek_agrees_with_parse(
+            bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 1..10),
+            head in 1usize..=crate::wire::frame::HEAD_MAX,
+        ) {
+            let h = head.min(bytes.len());
+            for f in [
+                Frame::from_wire(Bytes::from(bytes.clone())).unwrap(),
+                Frame::new(&bytes[..h], Bytes::from(bytes[h..].to_vec())),
+            ] {
+                proptest::prop_assert_eq!(XorFrame::data_index(&f), match XorFrame::parse(&f) { Ok(XorFrame::Data { block, index, .. }) => Some((block, index)), _ => None });
+            }
+        }
     }
 }
