@@ -300,12 +300,73 @@ pub enum ThinkTimeRef {
     Name(String),
 }
 
-/// A scheme given by short name ("sr-m2") or as a full table.
-#[derive(Debug, Clone, Deserialize, Serialize)]
+/// A scheme given by short name ("sr-m2") or as a full table (`{ kind = "snoop", local_timer =
+/// false }`). Deserialized by hand rather than as an untagged enum, so that a bad table reports
+/// serde's own error, naming the offending field, instead of "did not match any variant".
+#[derive(Debug, Clone, Serialize)]
 #[serde(untagged)]
 pub enum SchemeRef {
     Name(String),
     Config(SchemeConfig),
+}
+
+impl<'de> Deserialize<'de> for SchemeRef {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = SchemeRef;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a scheme name (\"sr-m2\") or a table ({ kind = \"snoop\", ... })")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<SchemeRef, E> {
+                Ok(SchemeRef::Name(v.to_string()))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<SchemeRef, A::Error> {
+                let t =
+                    toml::Table::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+                scheme_from_table(&t)
+                    .map(SchemeRef::Config)
+                    .map_err(serde::de::Error::custom)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A scheme table as a [`SchemeConfig`]. On failure, the message names the first field that
+/// fails on its own (next to `kind`), unless serde's message already does.
+fn scheme_from_table(t: &toml::Table) -> Result<SchemeConfig, String> {
+    let parse = |t: toml::Table| {
+        SchemeConfig::deserialize(toml::Value::Table(t)).map_err(|e| e.message().to_string())
+    };
+    let e = match parse(t.clone()) {
+        Ok(c) => return Ok(c),
+        Err(e) => e,
+    };
+    // A missing or unknown `kind` is serde's message already.
+    let Some(kind) = t.get("kind") else {
+        return Err(e);
+    };
+    let mut alone = toml::Table::new();
+    alone.insert("kind".into(), kind.clone());
+    if parse(alone.clone()).is_err() {
+        return Err(e);
+    }
+    for (k, v) in t.iter().filter(|(k, _)| k.as_str() != "kind") {
+        let mut one = alone.clone();
+        one.insert(k.clone(), v.clone());
+        if let Err(e1) = parse(one) {
+            return Err(if e1.contains(&format!("`{k}`")) {
+                e1
+            } else {
+                format!("scheme field `{k}` = {v}: {e1}")
+            });
+        }
+    }
+    Err(e)
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize, Default)]

@@ -151,6 +151,19 @@ fn unknown_preset_topology_scheme() {
         &format!("{GOOD}\n[sweep]\nscheme = [\"magic\"]\n"),
         &["sweep.scheme", "magic"],
     );
+    // A bad value inside a scheme table names the field (not "no variant matched").
+    assert_one_line_error(
+        "scheme-field",
+        &format!(
+            "{GOOD}\n[sweep]\nscheme = [\"snoop\", {{ kind = \"snoop\", local_timer = \"no\" }}]\n"
+        ),
+        &["scheme = ", "local_timer", "\"no\"", "expected a boolean"],
+    );
+    assert_one_line_error(
+        "scheme-kind",
+        &format!("{GOOD}\n[sweep]\nscheme = [{{ window = 3 }}]\n"),
+        &["missing field `kind`"],
+    );
     assert_one_line_error(
         "level",
         &format!("{GOOD}\n[sweep]\nlevel = [7]\n"),

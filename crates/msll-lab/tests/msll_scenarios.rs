@@ -182,3 +182,48 @@ classifier = \"heuristic\"
         .run();
     assert!(r.get("msll.s1.link_share").unwrap() > 0.99);
 }
+
+/// The Snoop-timer sensitivity companions (docs/www.md "Snoop on WWW"): the published figure's
+/// runs plus one `snoop-no-timer` curve, the shared runs resolved identically (so the reproduce
+/// cache runs them once).
+#[test]
+fn snoop_timer_companions_extend_their_figures() {
+    for (published, companion, id) in [
+        (
+            "scenarios/seed001/fig5.toml",
+            "scenarios/seed001/fig5-snoop-timer.toml",
+            "seed001-fig5-snoop-timer",
+        ),
+        (
+            "scenarios/seed000/fig7.toml",
+            "scenarios/seed000/fig7-snoop-timer.toml",
+            "seed000-fig7-snoop-timer",
+        ),
+    ] {
+        let p = load(published);
+        let c = load(companion);
+        assert_ne!(p.name(), c.name());
+        assert_eq!(c.raw.figure.len(), 1);
+        assert_eq!(c.raw.figure[0].id, id);
+        assert_eq!(c.points.len(), p.points.len() + 4, "{companion}");
+        for cp in &c.points {
+            let json = serde_json::to_string(&cp.config).unwrap();
+            if cp.scheme == "snoop-no-timer" {
+                assert!(json.contains(r#""local_timer":false"#), "{}", cp.label);
+                continue;
+            }
+            let pp = p
+                .points
+                .iter()
+                .find(|pp| pp.label == cp.label)
+                .unwrap_or_else(|| panic!("{companion}: {} not in {published}", cp.label));
+            assert_eq!(json, serde_json::to_string(&pp.config).unwrap());
+            assert!(
+                !json.contains("local_timer"),
+                "default Snoop keys unchanged"
+            );
+        }
+        let no_timer = c.points.iter().filter(|p| p.scheme == "snoop-no-timer");
+        assert_eq!(no_timer.count(), 4);
+    }
+}

@@ -368,6 +368,12 @@ fn default_xor_block() -> u8 {
 fn is_false(b: &bool) -> bool {
     !*b
 }
+fn is_true(b: &bool) -> bool {
+    *b
+}
+fn default_true() -> bool {
+    true
+}
 fn default_snoop_buffer() -> u16 {
     snoop::DEFAULT_BUFFER
 }
@@ -462,6 +468,12 @@ pub enum SchemeConfig {
         /// Local retransmissions per packet (`SNOOP_MAX_RXMIT`), default 10.
         #[serde(default = "default_snoop_rxmit")]
         max_rxmit: u32,
+        /// Retransmit locally when Snoop's own per-connection timer expires (ns-2, default true).
+        /// `false` is a sensitivity option (label suffix `-no-timer`): only duplicate ACKs trigger
+        /// local recovery. Omitted from the serialized form when true, so the cache keys and
+        /// labels of default Snoop runs are unchanged.
+        #[serde(default = "default_true", skip_serializing_if = "is_true")]
+        local_timer: bool,
     },
 }
 
@@ -566,6 +578,7 @@ impl SchemeConfig {
                 eln,
                 buffer,
                 max_rxmit,
+                local_timer,
                 ..
             } => {
                 if *state == SnoopState::HostPair {
@@ -579,6 +592,9 @@ impl SchemeConfig {
                 }
                 if *max_rxmit != default_snoop_rxmit() {
                     l.push_str(&format!("-rx{max_rxmit}"));
+                }
+                if !*local_timer {
+                    l.push_str("-no-timer");
                 }
             }
             _ => {}
@@ -599,12 +615,14 @@ impl SchemeConfig {
                 tick_ms,
                 buffer,
                 max_rxmit,
+                local_timer,
             } => Box::new(Snoop::new(SnoopConfig {
                 state: *state,
                 eln: *eln,
                 tick: ms_or(*tick_ms, snoop::DEFAULT_TICK),
                 buffer: (*buffer).max(1),
                 max_rxmit: *max_rxmit,
+                local_timer: *local_timer,
             })),
             SchemeConfig::Gbn {
                 window,
@@ -715,6 +733,7 @@ impl SchemeConfig {
                 tick_ms: None,
                 buffer: default_snoop_buffer(),
                 max_rxmit: default_snoop_rxmit(),
+                local_timer: true,
             }),
             _ => {
                 let (rest, adaptive) = match name.strip_prefix("xor-ad") {

@@ -36,7 +36,9 @@
 //!   suppressed, as are the dup ACKs still expected from packets already in flight behind it;
 //!   dup ACKs for packets the TCP sender is already retransmitting pass;
 //! * own timer `max(srtt + 4 rttvar, tick)` for the oldest copy: on expiry, retransmit it if it is
-//!   the packet the wireless host asks for; at most 10 local retransmissions per packet;
+//!   the packet the wireless host asks for; at most 10 local retransmissions per packet
+//!   (`local_timer = false`, a sensitivity option that is not ns-2, keeps the timer but makes its
+//!   expiry retransmit nothing: only dup ACKs trigger local recovery);
 //! * ELN (option, off: the thesis's Reno senders ignored it, seed004-ch4 sec. 3.7 [Inference]):
 //!   a duplicate ACK, or an ACK leaving a gap, going down to a wireless TCP sender gets the ELN mark
 //!   (the TCP ECE bit, 0x40) when the byte it asks for never arrived over the wireless uplink.
@@ -107,6 +109,11 @@ pub struct SnoopConfig {
     pub max_rxmit: u32,
     /// Mark ACKs towards a wireless TCP sender with ELN.
     pub eln: bool,
+    /// Retransmit the oldest cached packet when the per-connection timer expires (ns-2's
+    /// `SnoopRxmitHandler`, on by default). Off is a sensitivity option, not ns-2: the timer still
+    /// runs (and is re-armed and cancelled as usual), but its expiry retransmits nothing, so only
+    /// duplicate ACKs trigger local recovery (docs/www.md "Snoop on WWW").
+    pub local_timer: bool,
 }
 
 impl Default for SnoopConfig {
@@ -119,6 +126,7 @@ impl Default for SnoopConfig {
             tick: DEFAULT_TICK,
             max_rxmit: DEFAULT_MAX_RXMIT,
             eln: false,
+            local_timer: true,
         }
     }
 }
@@ -577,6 +585,11 @@ impl Service for Snoop {
         let (cfg, factor) = (self.cfg, self.factor);
         for c in self.conns.values_mut() {
             if !c.timer.poll_expired(now) {
+                continue;
+            }
+            if !cfg.local_timer {
+                // Sensitivity option: the expiry is bookkeeping only (the timer is now disarmed,
+                // and the next new data or ACK re-arms it as usual).
                 continue;
             }
             // Retransmit the oldest copy only if it is what the wireless host asks for.

@@ -245,6 +245,92 @@ fn at_most_ten_local_retransmissions_per_packet() {
 }
 
 #[test]
+fn local_timer_option_turns_off_timer_driven_but_not_dup_ack_recovery() {
+    // The tail of a short reply: packets 0..3 go down, the host ACKs "next 2" and packet 2 is
+    // lost on the air. Nothing follows it, so no dup ACK ever arrives: only Snoop's own timer
+    // can repair it (docs/www.md "Snoop on WWW").
+    for local_timer in [true, false] {
+        let cfg = SnoopConfig {
+            local_timer,
+            ..SnoopConfig::default()
+        };
+        let mut s = Snoop::new(cfg);
+        assert_eq!(s.config().local_timer, local_timer);
+        send_all(&mut s, ms(0), 0..3);
+        assert_eq!(feed(&mut s, ms(300), ack(2)).packets.len(), 1);
+        // the timer runs in both cases: restarted by the new ACK with the old estimates (1.1 s)
+        assert_eq!(
+            s.poll_timeout(),
+            Some(ms(1400)),
+            "local_timer {local_timer}"
+        );
+        let o = timeout(&mut s, ms(1400));
+        if local_timer {
+            assert_eq!(sent(&o), vec![2], "ns-2: the timer repairs the lost tail");
+            assert_eq!(s.stats().retransmissions, 1);
+            assert!(
+                s.poll_timeout().is_some(),
+                "re-armed after the retransmission"
+            );
+        } else {
+            assert!(o.is_empty(), "no timer-driven retransmission");
+            assert_eq!(s.stats().retransmissions, 0);
+            assert_eq!(s.poll_timeout(), None, "expired and not re-armed");
+            // later timer expiries (none armed) change nothing
+            assert!(timeout(&mut s, ms(60_000)).is_empty());
+            // the TCP sender's own retransmission of 2, then its ACK, empty the cache as usual
+            assert_eq!(sent(&send(&mut s, ms(6300), data(2))), vec![2]);
+            assert!(s.poll_timeout().is_some(), "new data re-arms the timer");
+            assert_eq!(feed(&mut s, ms(6400), ack(3)).packets.len(), 1);
+            assert_eq!(s.poll_timeout(), None, "cache empty: no timer");
+        }
+    }
+
+    // Dup-ACK recovery is unchanged without the timer (as in
+    // `local_retransmit_on_second_dup_ack_and_suppression`).
+    let mut s = Snoop::new(SnoopConfig {
+        local_timer: false,
+        ..SnoopConfig::default()
+    });
+    send_all(&mut s, ms(0), 0..6);
+    feed(&mut s, ms(300), ack(1));
+    assert_eq!(
+        feed(&mut s, ms(310), ack(1)).packets.len(),
+        1,
+        "first dup ACK passes"
+    );
+    let d2 = feed(&mut s, ms(320), ack(1));
+    assert!(d2.packets.is_empty(), "second dup ACK suppressed");
+    assert_eq!(sent(&d2), vec![1], "packet 1 retransmitted locally");
+    // its timer expires before the repair is acknowledged: nothing more is sent
+    let t = s
+        .poll_timeout()
+        .expect("timer armed by the local retransmission");
+    assert!(timeout(&mut s, t).is_empty());
+    assert_eq!(s.stats().retransmissions, 1);
+    assert_eq!(feed(&mut s, ms(5000), ack(6)).packets.len(), 1);
+    assert_eq!(s.poll_timeout(), None);
+
+    // The scheme option: label suffix, build, serde default and omission when true.
+    let on = SchemeConfig::from_name("snoop").unwrap();
+    let off: SchemeConfig =
+        serde_json::from_str(r#"{"kind": "snoop", "local_timer": false}"#).unwrap();
+    assert_eq!(off.label(), "snoop-no-timer");
+    assert_eq!(on.label(), "snoop");
+    let l = thesis_link("wlan");
+    assert_eq!(off.build(&l, Role::BaseStation).name(), "snoop");
+    assert_eq!(off.build(&l, Role::Host).name(), "default");
+    let on_text = serde_json::to_string(&on).unwrap();
+    assert!(!on_text.contains("local_timer"), "{on_text}");
+    assert!(serde_json::to_string(&off)
+        .unwrap()
+        .contains(r#""local_timer":false"#));
+    let on2: SchemeConfig =
+        serde_json::from_str(r#"{"kind": "snoop", "local_timer": true}"#).unwrap();
+    assert_eq!(on2, on);
+}
+
+#[test]
 fn state_per_connection_or_per_host_pair() {
     for (state, conns) in [(SnoopState::Connection, 2), (SnoopState::HostPair, 1)] {
         let mut s = Snoop::new(SnoopConfig {
