@@ -70,6 +70,15 @@ pub const CASES: &[(&str, &str, &str, &str, &str, u8, &str)] = &[
         "default",
     ),
     (
+        "d-sr",
+        "WWW 500 s, WLAN LAN1, 2^16 B errors, SR/M2 (the busiest WWW run)",
+        "wlan",
+        "LAN1",
+        "kind = \"www\"",
+        1,
+        "sr-m2",
+    ),
+    (
         "e",
         "conferencing 500 s, WLAN LAN1, 2^14 B errors, RLP/OOS",
         "wlan",
@@ -226,4 +235,25 @@ fn scaling() -> Result<()> {
     }
     println!("scaling: 8 replications of case e: 1 thread {t1:.3} s, {cores} threads {tn:.3} s, speed-up {:.2}x", t1 / tn);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every case is a valid one-point scenario (a broken case would only show when benchmarked).
+    #[test]
+    fn every_case_parses_to_one_point() {
+        for (name, ..) in CASES {
+            let text = case_text(name).unwrap();
+            let sc = Scenario::parse(
+                &format!("bench case {name}"),
+                &text,
+                std::path::Path::new("."),
+            )
+            .unwrap_or_else(|e| panic!("case {name}: {e}"));
+            assert_eq!(sc.points.len(), 1, "case {name}");
+        }
+        assert!(case_text("nope").is_err());
+    }
 }

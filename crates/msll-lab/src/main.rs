@@ -100,7 +100,7 @@ enum Cmd {
     },
     /// Benchmark the simulator on fixed scenarios and print rates.
     Bench {
-        /// Only these cases (a, a10, b-sr, b-snoop, c, d, e, scaling).
+        /// Only these cases (a, a10, b-sr, b-snoop, c, d, d-sr, e, f, scaling).
         #[arg(long, value_delimiter = ',')]
         only: Vec<String>,
         /// Runs per case; the best is reported.
