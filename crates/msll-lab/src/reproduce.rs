@@ -114,6 +114,11 @@ fn quicken(p: &mut Point) {
     }
 }
 
+/// Bumped whenever a model default changes results without changing a run's resolved
+/// configuration (e.g. a default timer rule), so an existing cache is not reused for it.
+/// 2: RLP NAK timer allows 8 frames of sender queueing (AMB-4).
+const MODEL_REVISION: u32 = 2;
+
 fn cache_path(out: &Path, _sc: &Scenario, key: &str) -> PathBuf {
     out.join("cache")
         .join(&key[..2])
@@ -180,7 +185,16 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<()> {
                 // scenario it came from: figures that share runs (e.g. seed 004 Figs 7.1, 7.7,
                 // 7.13) run them once.
                 let dir = sc.dir.to_string_lossy();
-                let k = fnv64(&[&cfg, dir.as_bytes(), &seed, &r, VERSION.as_bytes(), &q]);
+                let rev = MODEL_REVISION.to_le_bytes();
+                let k = fnv64(&[
+                    &cfg,
+                    dir.as_bytes(),
+                    &seed,
+                    &r,
+                    VERSION.as_bytes(),
+                    &q,
+                    &rev,
+                ]);
                 jobs.push(Job {
                     sc: si,
                     point: pi,

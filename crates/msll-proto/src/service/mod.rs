@@ -424,9 +424,13 @@ pub enum SchemeConfig {
         max_naks: u8,
         #[serde(default)]
         delivery: Delivery,
-        /// Receiver NAK timer; default 2 x link RTT (AMB-4).
+        /// Receiver NAK timer; default 2 x link RTT + `nak_queue_frames` frame times (AMB-4).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         nak_timeout_ms: Option<f64>,
+        /// Sender queueing (full data frames) the default NAK timer allows for; default 8
+        /// (`rlp::DEFAULT_NAK_QUEUE_FRAMES`). Ignored when `nak_timeout_ms` is set.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        nak_queue_frames: Option<u32>,
         /// Keepalive period while idle; default 1 link RTT (AMB-5, seed004-ch4 sec. 7 item 6).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         keepalive_ms: Option<f64>,
@@ -538,10 +542,16 @@ impl SchemeConfig {
             }
             SchemeConfig::Rlp {
                 nak_timeout_ms,
+                nak_queue_frames,
                 keepalive_ms,
                 ..
             } => {
                 opt("nakt", nak_timeout_ms);
+                // Shown only when it decides the timer (no explicit nak_timeout_ms).
+                let nq = nak_queue_frames
+                    .filter(|_| nak_timeout_ms.is_none())
+                    .map(|q| q as f64);
+                opt("nq", &nq);
                 opt("ka", keepalive_ms);
             }
             SchemeConfig::Xor {
@@ -656,11 +666,17 @@ impl SchemeConfig {
                 max_naks,
                 delivery,
                 nak_timeout_ms,
+                nak_queue_frames,
                 keepalive_ms,
                 buffer,
                 max_idle_keepalives,
             } => {
-                let d = RlpConfig::recommended(link, *max_naks, *delivery);
+                let d = RlpConfig::recommended_with(
+                    link,
+                    *max_naks,
+                    *delivery,
+                    nak_queue_frames.unwrap_or(rlp::DEFAULT_NAK_QUEUE_FRAMES),
+                );
                 Box::new(Rlp::new(RlpConfig {
                     max_naks: *max_naks,
                     delivery: *delivery,
@@ -703,6 +719,7 @@ impl SchemeConfig {
             max_naks,
             delivery,
             nak_timeout_ms: None,
+            nak_queue_frames: None,
             keepalive_ms: None,
             buffer: default_rlp_buffer(),
             max_idle_keepalives: 0,
@@ -784,6 +801,29 @@ mod tests {
     }
 
     #[test]
+    fn rlp_nak_queue_frames_option() {
+        // Absent: the default allowance, not serialised (cache keys of default runs unchanged).
+        let d: SchemeConfig = serde_json::from_str(r#"{"kind":"rlp"}"#).unwrap();
+        assert!(!serde_json::to_string(&d).unwrap().contains("nak_queue"));
+        assert_eq!(d.label(), "rlp");
+        let z: SchemeConfig =
+            serde_json::from_str(r#"{"kind":"rlp","nak_queue_frames":0}"#).unwrap();
+        assert_eq!(z.label(), "rlp-nq0");
+        // An explicit timeout decides the timer, so the allowance is not shown.
+        let t: SchemeConfig =
+            serde_json::from_str(r#"{"kind":"rlp","nak_queue_frames":0,"nak_timeout_ms":30}"#)
+                .unwrap();
+        assert_eq!(t.label(), "rlp-nakt30");
+        let l = crate::testing::thesis_link("wlan");
+        let bare = RlpConfig::recommended_with(&l, 3, Delivery::InSequence, 0);
+        assert_eq!(bare.nak_timeout, l.frame_rtt(2).saturating_mul(2));
+        assert!(
+            serde_json::from_str::<SchemeConfig>(r#"{"kind":"rlp","nak_queue_frames":-1}"#)
+                .is_err()
+        );
+    }
+
+    #[test]
     fn serde_kebab_tag_defaults_and_unknown_fields() {
         let c: SchemeConfig =
             serde_json::from_str(r#"{"kind":"sr","nak_policy":"per-frame"}"#).unwrap();
@@ -802,13 +842,14 @@ mod tests {
 
     #[test]
     fn recommended_defaults_on_the_thesis_links() {
-        // seed004-ch4 sec. 3.10 / seed004-ch5 sec. 10: timers about 2 x link RTT, delayed ACK one frame
+        // seed004-ch4 sec. 3.10 / seed004-ch5 sec. 10: timers about 2 x link RTT (the RLP NAK timer
+        // plus 8 frame times of sender queueing, AMB-4), delayed ACK one frame
         // time, keepalive one link RTT, XOR/Ad 100/130/20 ms. Values in microseconds.
         let us = |d: Duration| d.as_nanos() / 1_000;
         for (name, rto, ackd, nakt, ka, idle) in [
-            ("cellular", 461_111, 29_444, 460_000, 230_000, 100_000),
-            ("pcs", 263_750, 31_625, 263_500, 131_750, 130_000),
-            ("wlan", 20_040, 4_012, 20_032, 10_016, 20_000),
+            ("cellular", 461_111, 29_444, 691_111, 230_000, 100_000),
+            ("pcs", 263_750, 31_625, 515_500, 131_750, 130_000),
+            ("wlan", 20_040, 4_012, 52_096, 10_016, 20_000),
         ] {
             let l = crate::testing::thesis_link(name);
             let s = SrConfig::recommended(&l, NakPolicy::PerFrame);

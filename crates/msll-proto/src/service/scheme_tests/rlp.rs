@@ -266,3 +266,42 @@ fn nak_dropped_by_the_scheduler_is_inferred_from_a_later_report() {
     assert_eq!(rx.poll_timeout(), Some(ms(430)));
     assert_eq!(naks(&timeout(&mut rx, ms(430))), vec![1]);
 }
+
+/// AMB-4: the NAK timer must outlast the wait of the retransmission in the sender's queue.
+/// Twelve WLAN frames queued back to back, frame 0 lost: the NAK reaches the sender while ten
+/// frames are still queued, so the retransmission arrives ~11 frame times after the NAK. With
+/// the bare 2 x RTT timer (20 ms = 5 frames) a one-NAK RLP gives the frame up before it arrives;
+/// with the default allowance of 8 frames (52 ms) it is delivered.
+#[test]
+fn nak_timer_allows_for_sender_queueing() {
+    let link = crate::testing::thesis_link("wlan");
+    let run = |queue_frames: u32| {
+        let c = RlpConfig::recommended_with(&link, 1, Delivery::InSequence, queue_frames);
+        let mut p = Pair::new(
+            Box::new(Rlp::new(c)),
+            Box::new(Rlp::new(c)),
+            link.rate,
+            link.delay,
+        )
+        .drop_frames(&[0], &[]);
+        for k in 0..12 {
+            p.send_at(true, Instant::ZERO, numbered(k, link.frame_payload));
+        }
+        p.run_until(Instant::from_secs_f64(2.0));
+        let got: Vec<u32> = p.delivered[1].iter().map(|(_, q)| number_of(q)).collect();
+        (got, p.b.stats().give_ups)
+    };
+    let (bare, bare_give_ups) = run(0);
+    assert_eq!(
+        bare_give_ups, 1,
+        "2 x RTT expires while the retransmission is queued"
+    );
+    assert!(!bare.contains(&0), "{bare:?}");
+    let (relaxed, relaxed_give_ups) = run(crate::service::rlp::DEFAULT_NAK_QUEUE_FRAMES);
+    assert_eq!(relaxed_give_ups, 0);
+    assert_eq!(
+        relaxed,
+        (0..12).collect::<Vec<u32>>(),
+        "every packet, in sequence"
+    );
+}
