@@ -12,3 +12,42 @@ pub use frame::{Frame, FrameError, HEAD_MAX};
 pub use ip::{IpProto, Ipv4Repr, TcpRepr, UdpRepr, WireError};
 pub use rlp::RlpFrame;
 pub use xor::XorFrame;
+
+#[cfg(test)]
+mod peek_tests {
+    use super::*;
+    use bytes::Bytes;
+
+    proptest::proptest! {
+        /// The header-only peeks used by the transmit hooks agree with the full parsers on any
+        /// bytes, whether the header is inline (`Frame::new`) or in one wire buffer.
+        #[test]
+        fn peeks_agree_with_parsers(
+            bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 1..10),
+            head in 1usize..=HEAD_MAX,
+        ) {
+            let h = head.min(bytes.len());
+            for f in [
+                Frame::from_wire(Bytes::from(bytes.clone())).unwrap(),
+                Frame::new(&bytes[..h], Bytes::from(bytes[h..].to_vec())),
+            ] {
+                let arq = match ArqFrame::parse(&f) {
+                    Ok(ArqFrame::Data { seq, .. }) => Some(seq),
+                    _ => None,
+                };
+                proptest::prop_assert_eq!(ArqFrame::data_seq(&f), arq);
+                let rlp = match RlpFrame::parse(&f) {
+                    Ok(RlpFrame::Data { seq, .. }) => Some((false, seq)),
+                    Ok(RlpFrame::Nak { seq }) => Some((true, seq)),
+                    _ => None,
+                };
+                proptest::prop_assert_eq!(RlpFrame::data_or_nak_seq(&f), rlp);
+                let xor = match XorFrame::parse(&f) {
+                    Ok(XorFrame::Data { block, index, .. }) => Some((block, index)),
+                    _ => None,
+                };
+                proptest::prop_assert_eq!(XorFrame::data_index(&f), xor);
+            }
+        }
+    }
+}
