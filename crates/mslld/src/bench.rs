@@ -68,6 +68,7 @@ pub fn loopback_config(
             mtu: 1400,
             address6: None,
             prefix6: 64,
+            mss_clamp: Default::default(),
         },
         link: LinkConfig {
             rate_mbps,

@@ -11,6 +11,7 @@
 //! address = "198.19.0.1"
 //! prefix = 24
 //! mtu = 1400
+//! # mss_clamp = "auto"            # lower TCP SYNs' MSS to fit mtu ("off", or a number)
 //! # address6 = "fd6d:736c:6c64::1"  # optional IPv6 address, prefix6 = 64
 //!
 //! [link]                          # the link the schemes think they run on
@@ -121,6 +122,66 @@ pub struct TunConfig {
     pub address6: Option<Ipv6Addr>,
     #[serde(default = "default_prefix6")]
     pub prefix6: u8,
+    /// Lower the MSS option of TCP SYNs read from TUN (`mss.rs`): `"auto"` (default: what fits
+    /// `mtu`, i.e. mtu - 40 for IPv4 and mtu - 60 for IPv6), `"off"`, or a number of bytes.
+    #[serde(default)]
+    pub mss_clamp: MssClamp,
+}
+
+/// `tun.mss_clamp`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MssClamp {
+    #[default]
+    Auto,
+    Off,
+    Fixed(u16),
+}
+
+impl MssClamp {
+    /// The largest MSS for (IPv4, IPv6) SYNs entering a tunnel of `mtu`, or `None` when off.
+    pub fn limits(self, mtu: u16) -> Option<(u16, u16)> {
+        match self {
+            MssClamp::Auto => Some((
+                mtu.saturating_sub(crate::mss::V4_OVERHEAD),
+                mtu.saturating_sub(crate::mss::V6_OVERHEAD),
+            )),
+            MssClamp::Off => None,
+            MssClamp::Fixed(n) => Some((n, n)),
+        }
+    }
+}
+
+impl Serialize for MssClamp {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            MssClamp::Auto => s.serialize_str("auto"),
+            MssClamp::Off => s.serialize_str("off"),
+            MssClamp::Fixed(n) => s.serialize_u16(*n),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for MssClamp {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Word(String),
+            Number(i64),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Word(w) if w == "auto" => Ok(MssClamp::Auto),
+            Raw::Word(w) if w == "off" => Ok(MssClamp::Off),
+            // RFC 879 / RFC 8200: 536 (IPv4) is the smallest MSS every host accepts.
+            Raw::Number(n) if (536..=65_495).contains(&n) => Ok(MssClamp::Fixed(n as u16)),
+            Raw::Word(w) => Err(serde::de::Error::custom(format!(
+                "tun.mss_clamp = {w:?}: expected \"auto\", \"off\" or a number of bytes 536..=65495"
+            ))),
+            Raw::Number(n) => Err(serde::de::Error::custom(format!(
+                "tun.mss_clamp = {n}: expected \"auto\", \"off\" or a number of bytes 536..=65495"
+            ))),
+        }
+    }
 }
 
 fn default_prefix6() -> u8 {
@@ -377,6 +438,30 @@ delay_ms = 10
         let no_names = SAMPLE.replace("names = [\"default\", \"bulk\"]\n", "");
         let c = Config::from_toml(&no_names).unwrap();
         assert_eq!(c.service_names(), ["default", "sr-m2", "rlp-oos"]);
+    }
+
+    #[test]
+    fn mss_clamp_values() {
+        let good = SAMPLE.replace(r#""bulk"]"#, r#""bulk", "rt"]"#);
+        let with = |v: &str| {
+            Config::from_toml(&good.replace(
+                "address = \"198.19.0.1\"",
+                &format!("address = \"198.19.0.1\"\nmss_clamp = {v}"),
+            ))
+        };
+        assert_eq!(
+            Config::from_toml(&good).unwrap().tun.mss_clamp,
+            MssClamp::Auto
+        );
+        assert_eq!(MssClamp::Auto.limits(1400), Some((1360, 1340)));
+        assert_eq!(with("\"off\"").unwrap().tun.mss_clamp, MssClamp::Off);
+        assert_eq!(MssClamp::Off.limits(1400), None);
+        assert_eq!(with("1200").unwrap().tun.mss_clamp, MssClamp::Fixed(1200));
+        for bad in ["\"sometimes\"", "100", "-1", "1.5"] {
+            // What the daemon prints: the error and its cause.
+            let e = format!("{:#}", anyhow::Error::from(with(bad).unwrap_err()));
+            assert!(e.contains("mss_clamp"), "{bad}: {e}");
+        }
     }
 
     #[test]

@@ -21,6 +21,7 @@ pub mod config;
 pub mod control;
 pub mod daemon;
 pub mod impair;
+pub mod mss;
 pub mod tunnel;
 pub mod wire;
 

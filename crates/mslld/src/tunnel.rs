@@ -159,6 +159,8 @@ pub struct Counters {
     pub impair_lost: u64,
     pub impair_overflow: u64,
     pub send_errors: u64,
+    /// TCP SYNs from TUN whose MSS option was lowered to fit the tunnel (`tun.mss_clamp`).
+    pub mss_clamped: u64,
 }
 
 #[derive(Debug, Default, Clone, Copy)]
@@ -322,6 +324,13 @@ impl Tunnel {
         }
     }
 
+    /// The packet with its TCP MSS lowered to fit the tunnel, if it is a SYN that needs it.
+    fn clamp_mss(&self, p: &[u8]) -> Option<Vec<u8>> {
+        let (v4, v6) = self.cfg.tun.mss_clamp.limits(self.cfg.tun.mtu)?;
+        let max = if p.first()? >> 4 == 6 { v6 } else { v4 };
+        crate::mss::clamp(p, max)
+    }
+
     /// An IP packet read from TUN.
     pub fn on_ip_packet(&mut self, now: Instant, bytes: Bytes) {
         self.now = self.now.max(now);
@@ -329,6 +338,13 @@ impl Tunnel {
             return;
         }
         self.counters.ip_in += 1;
+        let bytes = match self.clamp_mss(&bytes) {
+            Some(v) => {
+                self.counters.mss_clamped += 1;
+                Bytes::from(v)
+            }
+            None => bytes,
+        };
         let p = Packet::new(bytes);
         let sid = self.service_of(&p);
         let share = self.ep.scheduler().share(sid as usize);

@@ -400,3 +400,46 @@ services = [{{ kind = "default" }}, {{ kind = "sr", nak_policy = "per-frame" }}]
     assert_eq!(net.a.counters().peer_restarts, 1);
     assert_eq!(shares(&net.a), [0.25, 0.75]);
 }
+
+/// An IPv4 TCP SYN announcing `mss` (no checksums: the clamp updates them incrementally and the
+/// unit tests in `mss.rs` check the arithmetic).
+fn tcp_syn(mss: u16) -> Vec<u8> {
+    let mut p = ip_packet(44, 0);
+    p[9] = 6;
+    p[20..40].fill(0);
+    p[32] = 6 << 4; // data offset: 24 bytes
+    p[33] = 0x02; // SYN
+    p[40..44].copy_from_slice(&[2, 4, (mss >> 8) as u8, mss as u8]);
+    p
+}
+
+#[test]
+fn syn_mss_is_clamped_to_the_tunnel_mtu() {
+    let cfg = config(r#"{ kind = "default" }"#, 0.0, 1);
+    let mut net = Net::new(tunnel(&cfg, 11, 0), tunnel(&cfg, 22, 0));
+    net.run_for(Duration::from_millis(300));
+    let now = net.now;
+    net.a.on_ip_packet(now, Bytes::from(tcp_syn(1460)));
+    net.a.on_ip_packet(now, Bytes::from(tcp_syn(1200)));
+    net.run_for(Duration::from_millis(100));
+    let mss: Vec<u16> = net
+        .got_b
+        .iter()
+        .map(|p| u16::from_be_bytes([p[42], p[43]]))
+        .collect();
+    // tun.mtu 1400 - 40 bytes of IPv4 + TCP headers; a smaller MSS passes untouched.
+    assert_eq!(mss, [1360, 1200]);
+    assert_eq!(net.a.counters().mss_clamped, 1);
+    let mut off = cfg.clone();
+    off.tun.mss_clamp = mslld::config::MssClamp::Off;
+    let mut net = Net::new(tunnel(&off, 11, 0), tunnel(&off, 22, 0));
+    net.run_for(Duration::from_millis(300));
+    let now = net.now;
+    net.a.on_ip_packet(now, Bytes::from(tcp_syn(1460)));
+    net.run_for(Duration::from_millis(100));
+    assert_eq!(
+        u16::from_be_bytes([net.got_b[0][42], net.got_b[0][43]]),
+        1460
+    );
+    assert_eq!(net.a.counters().mss_clamped, 0);
+}
