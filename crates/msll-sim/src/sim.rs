@@ -148,8 +148,10 @@ pub struct Simulation {
     nodes: Vec<Node>,
     ifaces: Vec<Iface>,
     agents: Vec<AgentSlot>,
-    out: Vec<Packet>,
-    delivered: Vec<Packet>,
+    /// Packet buffers for agent output and endpoint deliveries, reused across the nested
+    /// `route -> kick -> route` calls of one event (each level takes its own; a shared field
+    /// left an empty, capacity-less buffer to every nested level, one allocation each).
+    spare: Vec<Vec<Packet>>,
     trace: Option<Box<dyn Write + Send>>,
     counters: EngineCounters,
     cfg: SimConfig,
@@ -159,7 +161,7 @@ pub struct Simulation {
     transfers_done_at: Option<Instant>,
     /// (node, first port, span, agent): TCP port ranges owned by WWW apps.
     port_ranges: Vec<(NodeId, u16, u16, AgentId)>,
-    www_out: Vec<(Side, Packet)>,
+    spare_www: Vec<Vec<(Side, Packet)>>,
 }
 
 fn link_info(l: &LinkSpec) -> Result<(DataRate, Duration), SpecError> {
@@ -189,15 +191,14 @@ impl Simulation {
             nodes: Vec::new(),
             ifaces: Vec::new(),
             agents: Vec::new(),
-            out: Vec::new(),
-            delivered: Vec::new(),
+            spare: Vec::new(),
             trace: None,
             counters: EngineCounters::default(),
             cfg: cfg.clone(),
             transfers_left: 0,
             transfers_done_at: None,
             port_ranges: Vec::new(),
-            www_out: Vec::new(),
+            spare_www: Vec::new(),
         };
         // seed004-ch1-3 §3: one-link topologies are wired host -- BS ~~ wireless host; two-link
         // topologies wireless host ~~ BS -- BS ~~ wireless host.
@@ -709,9 +710,7 @@ impl Simulation {
         let now = self.now;
         let f = &mut self.ifaces[i];
         let mut start: Option<Payload> = None;
-        // Reused buffer: kick runs once per event, so a fresh Vec here was an allocation per
-        // delivered packet.
-        let mut delivered = std::mem::take(&mut self.delivered);
+        let mut delivered = self.spare.pop().unwrap_or_default();
         match &mut f.kind {
             IfaceKind::Plain => {
                 if f.busy_until <= now {
@@ -770,10 +769,7 @@ impl Simulation {
                 self.route(node, p);
             }
         }
-        // A nested kick may have installed its own buffer meanwhile; keep the larger.
-        if delivered.capacity() > self.delivered.capacity() {
-            self.delivered = delivered;
-        }
+        self.spare.push(delivered);
     }
 
     fn transmit(&mut self, i: IfaceId, payload: Payload) {
@@ -824,7 +820,7 @@ impl Simulation {
 
     fn agent_packet(&mut self, a: AgentId, pkt: Packet) {
         let now = self.now;
-        let mut out = std::mem::take(&mut self.out);
+        let mut out = self.spare.pop().unwrap_or_default();
         match &mut self.agents[a].agent {
             Agent::UdpSink(s) => s.handle_packet(now, &pkt),
             Agent::OnOff(_) => {}
@@ -849,14 +845,13 @@ impl Simulation {
             // WWW packets are dispatched by port range (`www_packet`).
             Agent::Www(_) => {}
         }
-        self.out = out;
-        self.flush_agent(a);
+        self.flush_agent(a, out);
     }
 
     /// A packet for a WWW app's port range arrived at `node` (its client or server side).
     fn www_packet(&mut self, a: AgentId, node: NodeId, pkt: Packet) {
         let now = self.now;
-        let mut out = std::mem::take(&mut self.www_out);
+        let mut out = self.spare_www.pop().unwrap_or_default();
         if let Agent::Www(w) = &mut self.agents[a].agent {
             let side = if node == w.client {
                 Side::Client
@@ -878,19 +873,19 @@ impl Simulation {
             let node = if side == Side::Client { client } else { server };
             self.route(node, p);
         }
-        self.www_out = out;
+        self.spare_www.push(out);
         self.schedule_agent(a);
     }
 
     fn agent_timeout(&mut self, a: AgentId) {
         let now = self.now;
         if let Agent::Www(w) = &mut self.agents[a].agent {
-            let mut out = std::mem::take(&mut self.www_out);
+            let mut out = self.spare_www.pop().unwrap_or_default();
             w.app.handle_timeout(now, &mut out);
             self.www_flush(a, out);
             return;
         }
-        let mut out = std::mem::take(&mut self.out);
+        let mut out = self.spare.pop().unwrap_or_default();
         match &mut self.agents[a].agent {
             Agent::OnOff(s) => s.handle_timeout(now, &mut out),
             Agent::UdpSink(_) => {}
@@ -907,19 +902,18 @@ impl Simulation {
             }
             Agent::Www(_) => {}
         }
-        self.out = out;
-        self.flush_agent(a);
+        self.flush_agent(a, out);
     }
 
-    fn flush_agent(&mut self, a: AgentId) {
-        let node = self.agents[a].node;
-        if !self.out.is_empty() {
-            let mut out = std::mem::take(&mut self.out);
+    /// Route an agent's output from its node, return the buffer, then re-arm its timer.
+    fn flush_agent(&mut self, a: AgentId, mut out: Vec<Packet>) {
+        if !out.is_empty() {
+            let node = self.agents[a].node;
             for p in out.drain(..) {
                 self.route(node, p);
             }
-            self.out = out;
         }
+        self.spare.push(out);
         self.schedule_agent(a);
     }
 
