@@ -117,7 +117,8 @@ fn quicken(p: &mut Point) {
 /// Bumped whenever a model default changes results without changing a run's resolved
 /// configuration (e.g. a default timer rule), so an existing cache is not reused for it.
 /// 2: RLP NAK timer allows 8 frames of sender queueing (AMB-4).
-const MODEL_REVISION: u32 = 2;
+/// 3: GBN/SR retransmission timeout gets the same allowance ("the same values", L777).
+const MODEL_REVISION: u32 = 3;
 
 fn cache_path(out: &Path, _sc: &Scenario, key: &str) -> PathBuf {
     out.join("cache")

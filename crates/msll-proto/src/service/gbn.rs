@@ -49,7 +49,12 @@ impl GbnConfig {
     /// Recommended defaults: the same values as SR ("trying to use the same values for all
     /// similar schemes", L777); see [`super::SrConfig::recommended`].
     pub fn recommended(link: &super::LinkInfo) -> Self {
-        let s = super::SrConfig::recommended(link, super::NakPolicy::Once);
+        Self::recommended_with(link, super::sr::DEFAULT_RTO_QUEUE_FRAMES)
+    }
+
+    /// [`super::SrConfig::recommended_with`]'s timers.
+    pub fn recommended_with(link: &super::LinkInfo, queue_frames: u32) -> Self {
+        let s = super::SrConfig::recommended_with(link, super::NakPolicy::Once, queue_frames);
         GbnConfig {
             window: MAX_WINDOW,
             rto: s.rto,

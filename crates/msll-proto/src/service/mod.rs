@@ -395,9 +395,14 @@ pub enum SchemeConfig {
         /// Outstanding frames, 1..=127 (L1009: "127 ... the maximum allowed").
         #[serde(default = "default_window")]
         window: u8,
-        /// Retransmission timeout; default 2 x link RTT (seed004-ch4 sec. 3.10).
+        /// Retransmission timeout; default 2 x link RTT + `rto_queue_frames` frame times
+        /// (seed004-ch4 sec. 3.10).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         rto_ms: Option<f64>,
+        /// Queueing (full data frames) the default RTO allows for; default 8
+        /// (`sr::DEFAULT_RTO_QUEUE_FRAMES`). Ignored when `rto_ms` is set.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rto_queue_frames: Option<u32>,
         /// Delayed-ACK timer; default one full data-frame time (seed004-ch4 sec. 3.10).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         ack_delay_ms: Option<f64>,
@@ -410,6 +415,9 @@ pub enum SchemeConfig {
         window: u8,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         rto_ms: Option<f64>,
+        /// As for GBN.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rto_queue_frames: Option<u32>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         ack_delay_ms: Option<f64>,
         /// One timer for the oldest unacknowledged frame (default) or per-frame timers; see
@@ -529,15 +537,22 @@ impl SchemeConfig {
             SchemeConfig::Default => {}
             SchemeConfig::Gbn {
                 rto_ms,
+                rto_queue_frames,
                 ack_delay_ms,
                 ..
             }
             | SchemeConfig::Sr {
                 rto_ms,
+                rto_queue_frames,
                 ack_delay_ms,
                 ..
             } => {
                 opt("rto", rto_ms);
+                // Shown only when it decides the timer (no explicit rto_ms).
+                let rq = rto_queue_frames
+                    .filter(|_| rto_ms.is_none())
+                    .map(|q| q as f64);
+                opt("rq", &rq);
                 opt("ackd", ack_delay_ms);
             }
             SchemeConfig::Rlp {
@@ -637,9 +652,13 @@ impl SchemeConfig {
             SchemeConfig::Gbn {
                 window,
                 rto_ms,
+                rto_queue_frames,
                 ack_delay_ms,
             } => {
-                let d = GbnConfig::recommended(link);
+                let d = GbnConfig::recommended_with(
+                    link,
+                    rto_queue_frames.unwrap_or(sr::DEFAULT_RTO_QUEUE_FRAMES),
+                );
                 Box::new(Gbn::new(GbnConfig {
                     window: (*window).clamp(1, gbn::MAX_WINDOW),
                     rto: ms_or(*rto_ms, d.rto),
@@ -650,10 +669,15 @@ impl SchemeConfig {
                 nak_policy,
                 window,
                 rto_ms,
+                rto_queue_frames,
                 ack_delay_ms,
                 timer,
             } => {
-                let d = SrConfig::recommended(link, *nak_policy);
+                let d = SrConfig::recommended_with(
+                    link,
+                    *nak_policy,
+                    rto_queue_frames.unwrap_or(sr::DEFAULT_RTO_QUEUE_FRAMES),
+                );
                 Box::new(Sr::new(SrConfig {
                     nak_policy: *nak_policy,
                     window: (*window).clamp(1, sr::MAX_WINDOW),
@@ -712,6 +736,7 @@ impl SchemeConfig {
             nak_policy,
             window: default_window(),
             rto_ms: None,
+            rto_queue_frames: None,
             ack_delay_ms: None,
             timer: RetransmitTimer::Oldest,
         };
@@ -734,6 +759,7 @@ impl SchemeConfig {
             "gbn" => Some(SchemeConfig::Gbn {
                 window: default_window(),
                 rto_ms: None,
+                rto_queue_frames: None,
                 ack_delay_ms: None,
             }),
             "sr" => Some(sr(NakPolicy::Once)),
@@ -801,6 +827,27 @@ mod tests {
     }
 
     #[test]
+    fn arq_rto_queue_frames_option() {
+        for kind in ["gbn", "sr"] {
+            let d: SchemeConfig = serde_json::from_str(&format!(r#"{{"kind":"{kind}"}}"#)).unwrap();
+            assert!(!serde_json::to_string(&d).unwrap().contains("rto_queue"));
+            let z: SchemeConfig =
+                serde_json::from_str(&format!(r#"{{"kind":"{kind}","rto_queue_frames":0}}"#))
+                    .unwrap();
+            assert!(z.label().ends_with("-rq0"), "{}", z.label());
+        }
+        let l = crate::testing::thesis_link("wlan");
+        let bare = SrConfig::recommended_with(&l, NakPolicy::PerFrame, 0);
+        assert_eq!(bare.rto, l.frame_rtt(3).saturating_mul(2));
+        assert_eq!(GbnConfig::recommended_with(&l, 0).rto, bare.rto);
+        // The default: the same allowance as RLP's NAK timer ("the same values", L777).
+        assert_eq!(
+            SrConfig::recommended(&l, NakPolicy::PerFrame).rto,
+            bare.rto + l.rate.tx_time(l.frame_payload + 3).saturating_mul(8)
+        );
+    }
+
+    #[test]
     fn rlp_nak_queue_frames_option() {
         // Absent: the default allowance, not serialised (cache keys of default runs unchanged).
         let d: SchemeConfig = serde_json::from_str(r#"{"kind":"rlp"}"#).unwrap();
@@ -842,14 +889,14 @@ mod tests {
 
     #[test]
     fn recommended_defaults_on_the_thesis_links() {
-        // seed004-ch4 sec. 3.10 / seed004-ch5 sec. 10: timers about 2 x link RTT (the RLP NAK timer
-        // plus 8 frame times of sender queueing, AMB-4), delayed ACK one frame
+        // seed004-ch4 sec. 3.10 / seed004-ch5 sec. 10: timers about 2 x link RTT (the GBN/SR RTO and
+        // the RLP NAK timer plus 8 frame times of queueing, AMB-4), delayed ACK one frame
         // time, keepalive one link RTT, XOR/Ad 100/130/20 ms. Values in microseconds.
         let us = |d: Duration| d.as_nanos() / 1_000;
         for (name, rto, ackd, nakt, ka, idle) in [
-            ("cellular", 461_111, 29_444, 691_111, 230_000, 100_000),
-            ("pcs", 263_750, 31_625, 515_500, 131_750, 130_000),
-            ("wlan", 20_040, 4_012, 52_096, 10_016, 20_000),
+            ("cellular", 696_666, 29_444, 691_111, 230_000, 100_000),
+            ("pcs", 516_750, 31_625, 515_500, 131_750, 130_000),
+            ("wlan", 52_136, 4_012, 52_096, 10_016, 20_000),
         ] {
             let l = crate::testing::thesis_link(name);
             let s = SrConfig::recommended(&l, NakPolicy::PerFrame);

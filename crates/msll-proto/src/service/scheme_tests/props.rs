@@ -67,22 +67,26 @@ fn arq_scheme() -> impl Strategy<Value = SchemeConfig> {
             |(name, w, oldest)| match SchemeConfig::from_name(name).unwrap() {
                 SchemeConfig::Gbn {
                     rto_ms,
+                    rto_queue_frames,
                     ack_delay_ms,
                     ..
                 } => SchemeConfig::Gbn {
                     window: w,
                     rto_ms,
+                    rto_queue_frames,
                     ack_delay_ms,
                 },
                 SchemeConfig::Sr {
                     nak_policy,
                     rto_ms,
+                    rto_queue_frames,
                     ack_delay_ms,
                     ..
                 } => SchemeConfig::Sr {
                     nak_policy,
                     window: w,
                     rto_ms,
+                    rto_queue_frames,
                     ack_delay_ms,
                     timer: if oldest {
                         crate::service::RetransmitTimer::Oldest
