@@ -970,11 +970,7 @@ impl Simulation {
             _ => None,
         });
         for (k, app) in apps.enumerate() {
-            let p = if k == 0 {
-                "www".to_string()
-            } else {
-                format!("www{k}")
-            };
+            let p = metric_prefix("www", k);
             let s = app.stats();
             let secs = match (s.first_start, s.last_done) {
                 (Some(a), Some(b)) => (b - a).as_secs_f64(),
@@ -1123,11 +1119,7 @@ impl Simulation {
         });
         for (k, sink) in sinks.enumerate() {
             let src = sources.next().expect("every sink has a source");
-            let p = if k == 0 {
-                "conf".to_string()
-            } else {
-                format!("conf{k}")
-            };
+            let p = metric_prefix("conf", k);
             let sent = src.sent as f64;
             r.set(&format!("{p}.sent"), sent);
             r.set(&format!("{p}.received"), sink.received as f64);
@@ -1163,11 +1155,7 @@ impl Simulation {
             _ => None,
         });
         for (k, s) in tcp_sources.enumerate() {
-            let p = if k == 0 {
-                "ftp".to_string()
-            } else {
-                format!("ftp{k}")
-            };
+            let p = metric_prefix("ftp", k);
             let st = s.stats();
             let app_bytes = st.bytes_acked as f64;
             let secs = match (st.first_send, st.last_new_ack) {
@@ -1250,6 +1238,15 @@ impl Simulation {
         );
         r.set("sim.end_s", self.now.as_secs_f64());
         r
+    }
+}
+
+/// Metric key prefix of the k-th app of a kind: "ftp", "ftp1", "ftp2", ...
+fn metric_prefix(kind: &str, k: usize) -> String {
+    if k == 0 {
+        kind.to_string()
+    } else {
+        format!("{kind}{k}")
     }
 }
 

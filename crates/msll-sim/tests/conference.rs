@@ -4,7 +4,10 @@
 use msll_proto::{DataRate, SchemeConfig};
 use msll_sim::error_model::two_state_loss;
 use msll_sim::presets::{self, Topology};
-use msll_sim::{AppSpec, RunResult, SimConfig, Simulation, Summary};
+use msll_sim::{AppSpec, RunResult, SimConfig, Summary};
+
+mod common;
+use common::runs;
 
 fn conf(link: &str, topo: Topology, level: u8, duration_s: f64) -> SimConfig {
     let p = presets::wireless(link).unwrap();
@@ -22,18 +25,6 @@ fn conf(link: &str, topo: Topology, level: u8, duration_s: f64) -> SimConfig {
         seed: 7,
         ..SimConfig::for_link(link, topo, level).unwrap()
     }
-}
-
-fn runs(cfg: &SimConfig, reps: u32) -> Vec<RunResult> {
-    (0..reps)
-        .map(|r| {
-            let mut c = cfg.clone();
-            c.replication = r;
-            Simulation::new(&c, std::path::Path::new("."))
-                .unwrap()
-                .run()
-        })
-        .collect()
 }
 
 fn metric(rs: &[RunResult], k: &str) -> Summary {

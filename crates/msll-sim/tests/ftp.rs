@@ -4,7 +4,10 @@
 use msll_proto::DataRate;
 use msll_sim::presets::{self, Topology};
 use msll_sim::tcp::TcpConfig;
-use msll_sim::{AppSpec, RunResult, SimConfig, Simulation, Summary};
+use msll_sim::{AppSpec, RunResult, SimConfig, Summary};
+
+mod common;
+use common::runs;
 
 fn ftp(link: &str, topo: Topology, level: u8, bytes: u64, tcp: TcpConfig) -> SimConfig {
     SimConfig {
@@ -18,18 +21,6 @@ fn ftp(link: &str, topo: Topology, level: u8, bytes: u64, tcp: TcpConfig) -> Sim
         seed: 3,
         ..SimConfig::for_link(link, topo, level).unwrap()
     }
-}
-
-fn run(cfg: &SimConfig, reps: u32) -> Vec<RunResult> {
-    (0..reps)
-        .map(|r| {
-            let mut c = cfg.clone();
-            c.replication = r;
-            Simulation::new(&c, std::path::Path::new("."))
-                .unwrap()
-                .run()
-        })
-        .collect()
 }
 
 /// One-way delay of `bytes` over the path: every hop's serialisation + propagation (no queueing).
@@ -65,7 +56,7 @@ fn analytic_bps(link: &str, topo: Topology, window: u32) -> f64 {
 #[test]
 fn error_free_throughput_is_link_or_window_limited() {
     // WLAN LAN1, 100 MB: link-limited (RTT 13 ms, BDP ~3 packets << 20).
-    let r = &run(
+    let r = &runs(
         &ftp(
             "wlan",
             Topology::Lan1,
@@ -85,7 +76,7 @@ fn error_free_throughput_is_link_or_window_limited() {
     assert_eq!(r.get("ftp.completed"), Some(1.0));
     assert_eq!(r.get("ftp.timeouts"), Some(0.0));
     // Cellular WAN2: window-limited, 20 x 400 bits / 602.6 ms = 13.28 kbit/s < 14.12 (seed004-ch4 §8).
-    let r = &run(
+    let r = &runs(
         &ftp(
             "cellular",
             Topology::Wan2,
@@ -103,7 +94,7 @@ fn error_free_throughput_is_link_or_window_limited() {
         "Cellular WAN2: measured {t} vs analytic {a}"
     );
     // HSCSD WAN1 (the papers' HSCSD setup) is window-limited too: ~51 kbit/s of 86.4.
-    let r = &run(
+    let r = &runs(
         &ftp(
             "hscsd",
             Topology::Wan1,
@@ -133,11 +124,11 @@ fn raw_link_throughput_drop_from_level_1_to_2() {
     // for both presets; the report's claims table carries the exact comparison.
     let drop = |link: &str, topo, bytes, tcp: &dyn Fn() -> TcpConfig| {
         let t1 = mean(
-            &run(&ftp(link, topo, 1, bytes, tcp()), 6),
+            &runs(&ftp(link, topo, 1, bytes, tcp()), 6),
             "ftp.throughput_bps",
         );
         let t2 = mean(
-            &run(&ftp(link, topo, 2, bytes, tcp()), 6),
+            &runs(&ftp(link, topo, 2, bytes, tcp()), 6),
             "ftp.throughput_bps",
         );
         1.0 - t2 / t1
@@ -156,7 +147,7 @@ fn raw_link_throughput_drop_from_level_1_to_2() {
 
 #[test]
 fn lossy_transfers_complete_and_count_recovery() {
-    let rs = run(
+    let rs = runs(
         &ftp(
             "cellular",
             Topology::Lan1,
