@@ -138,7 +138,7 @@ mod tests {
                     pending.sort_by_key(|&(t, n)| (t, n));
                     let want = pending.remove(0);
                     let (at, got) = q.pop().unwrap();
-                    proptest::prop_assert_eq!((at.as_nanos() as u64, got), want);
+                    proptest::prop_assert_eq!((at.as_nanos(), got), want);
                 } else {
                     q.push(Instant::from_nanos(t), i);
                     pending.push((t, i));
@@ -148,7 +148,7 @@ mod tests {
             pending.sort_by_key(|&(t, n)| (t, n));
             for want in pending {
                 let (at, got) = q.pop().unwrap();
-                proptest::prop_assert_eq!((at.as_nanos() as u64, got), want);
+                proptest::prop_assert_eq!((at.as_nanos(), got), want);
             }
             proptest::prop_assert!(q.is_empty());
         }
