@@ -1,59 +1,39 @@
-//! The event queue: `(time, insertion sequence)` keys, kept sorted (or in a binary heap when
-//! many are pending), over a slab of payloads.
+//! The event queue: a binary heap of `(time, insertion sequence)` keys over a slab of payloads.
 //!
 //! Ordering by insertion sequence at equal times (ns-3's `EventKey`) makes simultaneous events run
 //! first-in first-out, so a run is a pure function of scenario and seed. Payloads stay in the slab
-//! (reused through a free list) so the key structure moves 16-byte keys, not frames.
+//! (reused through a free list) so heap sifts move 16-byte keys, not frames.
+//!
+//! Measured alternatives (callgrind; docs/performance.md): a sorted vector of inline events wins
+//! only below ~10 pending events (case a10 -3 %) and loses on busy runs, which hold 13-45 (cases
+//! b-sr, d-sr, f +3-5 %); per-link FIFO pipes of arrivals with only their heads in the heap lose
+//! 1-2 % everywhere; hand-written 4-ary and binary heaps lose to `std`'s.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use msll_proto::Instant;
 
+/// Bits of a key holding the slab slot (the rest of the low word is the insertion sequence).
+const SLOT_BITS: u32 = 24;
+const SLOT_MASK: u128 = (1 << SLOT_BITS) - 1;
+
 pub struct EventQueue<E> {
-    entries: Entries<E>,
+    /// Keys `time << 64 | seq << 24 | slot`: one plain u128 per event, so a sift step is one
+    /// two-word comparison and a 16-byte move. Keys are unique (seq is), so the slot bits never
+    /// decide an order.
+    heap: BinaryHeap<Reverse<u128>>,
+    slab: Vec<Option<E>>,
+    free: Vec<u32>,
     seq: u64,
 }
-
-/// One pending event. Keys `time << 64 | seq` are unique (seq is), so entries order by key alone.
-struct Entry<E> {
-    key: u128,
-    ev: E,
-}
-
-impl<E> PartialEq for Entry<E> {
-    fn eq(&self, o: &Self) -> bool {
-        self.key == o.key
-    }
-}
-impl<E> Eq for Entry<E> {}
-impl<E> PartialOrd for Entry<E> {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl<E> Ord for Entry<E> {
-    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        self.key.cmp(&o.key)
-    }
-}
-
-/// Pending events. A run usually holds 4-10: a vector sorted latest-first pops the earliest with
-/// `Vec::pop` and inserts after a short scan (new events are usually the latest), cheaper than a
-/// heap's sifts plus a payload slab at that size (callgrind, case a10). Past `SORTED_MAX` entries it
-/// turns into a binary heap for good, so large scenarios keep O(log n). Both give the same order.
-enum Entries<E> {
-    Sorted(Vec<Entry<E>>),
-    Heap(BinaryHeap<Reverse<Entry<E>>>),
-}
-
-/// Largest pending-event count kept as a sorted vector.
-const SORTED_MAX: usize = 32;
 
 impl<E> Default for EventQueue<E> {
     fn default() -> Self {
         EventQueue {
-            entries: Entries::Sorted(Vec::with_capacity(SORTED_MAX)),
+            heap: BinaryHeap::new(),
+            slab: Vec::new(),
+            free: Vec::new(),
             seq: 0,
         }
     }
@@ -61,48 +41,46 @@ impl<E> Default for EventQueue<E> {
 
 impl<E> EventQueue<E> {
     pub fn push(&mut self, at: Instant, ev: E) {
-        let key = ((at.as_nanos() as u128) << 64) | self.seq as u128;
-        self.seq += 1;
-        let e = Entry { key, ev };
-        match &mut self.entries {
-            Entries::Sorted(v) => {
-                if v.len() < SORTED_MAX {
-                    let pos = v.iter().take_while(|x| x.key > key).count();
-                    v.insert(pos, e);
-                } else {
-                    let mut h: BinaryHeap<Reverse<Entry<E>>> = v.drain(..).map(Reverse).collect();
-                    h.push(Reverse(e));
-                    self.entries = Entries::Heap(h);
-                }
+        let slot = match self.free.pop() {
+            Some(i) => {
+                self.slab[i as usize] = Some(ev);
+                i
             }
-            Entries::Heap(h) => h.push(Reverse(e)),
-        }
+            None => {
+                self.slab.push(Some(ev));
+                (self.slab.len() - 1) as u32
+            }
+        };
+        assert!(
+            (slot as u128) <= SLOT_MASK && self.seq < 1 << (64 - SLOT_BITS),
+            "event queue limits: 2^24 pending events, 2^40 events per run"
+        );
+        self.heap.push(Reverse(
+            ((at.as_nanos() as u128) << 64) | ((self.seq as u128) << SLOT_BITS) | slot as u128,
+        ));
+        self.seq += 1;
     }
 
     pub fn peek_time(&self) -> Option<Instant> {
-        let k = match &self.entries {
-            Entries::Sorted(v) => v.last()?.key,
-            Entries::Heap(h) => h.peek()?.0.key,
-        };
-        Some(Instant::from_nanos((k >> 64) as u64))
+        self.heap
+            .peek()
+            .map(|Reverse(k)| Instant::from_nanos((*k >> 64) as u64))
     }
 
     pub fn pop(&mut self) -> Option<(Instant, E)> {
-        let e = match &mut self.entries {
-            Entries::Sorted(v) => v.pop()?,
-            Entries::Heap(h) => h.pop()?.0,
-        };
-        Some((Instant::from_nanos((e.key >> 64) as u64), e.ev))
+        let Reverse(k) = self.heap.pop()?;
+        let t = (k >> 64) as u64;
+        let slot = (k & SLOT_MASK) as u32;
+        let ev = self.slab[slot as usize].take().expect("event slot filled");
+        self.free.push(slot);
+        Some((Instant::from_nanos(t), ev))
     }
 
     pub fn len(&self) -> usize {
-        match &self.entries {
-            Entries::Sorted(v) => v.len(),
-            Entries::Heap(h) => h.len(),
-        }
+        self.heap.len()
     }
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.heap.is_empty()
     }
     /// Events scheduled so far (a cheap work counter).
     pub fn scheduled(&self) -> u64 {
@@ -127,7 +105,7 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// Interleaved pushes and pops (one in three a pop, so the queue grows), across the sorted-vector/heap switch, come out in
+        /// Interleaved pushes and pops (one in three a pop, so the queue grows) come out in
         /// (time, insertion) order: the reference is a stable sort of what is pending.
         #[test]
         fn matches_a_stable_sort(ops in proptest::collection::vec((0u64..50, 0u8..3), 1..400)) {
