@@ -181,7 +181,7 @@ impl Service for Gbn {
 
     fn handle_frame(&mut self, now: Instant, frame: Frame, out: &mut Outbox) {
         self.stats.frames_received += 1;
-        match ArqFrame::parse(&frame) {
+        match ArqFrame::from_frame(frame) {
             Ok(ArqFrame::Data { seq, ack, payload }) => {
                 self.on_ack(now, ack);
                 if !self.ack_timer.is_armed() {

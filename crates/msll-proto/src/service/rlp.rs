@@ -424,7 +424,7 @@ impl Service for Rlp {
 
     fn handle_frame(&mut self, now: Instant, frame: Frame, out: &mut Outbox) {
         self.stats.frames_received += 1;
-        match RlpFrame::parse(&frame) {
+        match RlpFrame::from_frame(frame) {
             Ok(RlpFrame::Data { seq, payload }) => self.on_data(now, seq, payload, out),
             Ok(RlpFrame::Nak { seq }) => self.on_nak(now, seq, out),
             Ok(RlpFrame::Keepalive { highest }) => self.on_keepalive(now, highest, out),

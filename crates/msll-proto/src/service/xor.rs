@@ -243,7 +243,7 @@ impl Service for Xor {
 
     fn handle_frame(&mut self, _now: Instant, frame: Frame, out: &mut Outbox) {
         self.stats.frames_received += 1;
-        match XorFrame::parse(&frame) {
+        match XorFrame::from_frame(frame) {
             Ok(XorFrame::Data {
                 block,
                 index,

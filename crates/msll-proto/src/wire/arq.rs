@@ -33,6 +33,12 @@ pub enum ArqFrame {
 impl ArqFrame {
     /// Parse a received frame. Control frames must be exactly two bytes long.
     pub fn parse(frame: &Frame) -> Result<Self, FrameError> {
+        Self::from_frame(frame.clone())
+    }
+
+    /// [`ArqFrame::parse`] of a frame the caller gives up: a data frame's body moves into the
+    /// payload instead of being cloned (a reference-count round trip per received frame).
+    pub fn from_frame(frame: Frame) -> Result<Self, FrameError> {
         let [b0] = frame.header::<1>()?;
         match b0 & 0x0f {
             T_DATA => {
@@ -40,7 +46,7 @@ impl ArqFrame {
                 Ok(ArqFrame::Data {
                     seq,
                     ack,
-                    payload: frame.payload_from(ARQ_DATA_HEADER)?,
+                    payload: frame.into_payload_from(ARQ_DATA_HEADER)?,
                 })
             }
             t @ (T_ACK | T_NAK) => {

@@ -28,6 +28,12 @@ pub enum RlpFrame {
 
 impl RlpFrame {
     pub fn parse(frame: &Frame) -> Result<Self, FrameError> {
+        Self::from_frame(frame.clone())
+    }
+
+    /// [`RlpFrame::parse`] of a frame the caller gives up: a data frame's body moves into the
+    /// payload instead of being cloned (a reference-count round trip per received frame).
+    pub fn from_frame(frame: Frame) -> Result<Self, FrameError> {
         let [b0] = frame.header::<1>()?;
         let t = b0 & 0x0f;
         if !matches!(t, T_DATA | T_NAK | T_KEEPALIVE) {
@@ -37,7 +43,7 @@ impl RlpFrame {
         match t {
             T_DATA => Ok(RlpFrame::Data {
                 seq,
-                payload: frame.payload_from(RLP_DATA_HEADER)?,
+                payload: frame.into_payload_from(RLP_DATA_HEADER)?,
             }),
             _ if frame.len() != RLP_CONTROL_LEN => {
                 Err(FrameError::Malformed("RLP control frame is not 2 bytes"))

@@ -47,6 +47,12 @@ pub enum XorFrame {
 
 impl XorFrame {
     pub fn parse(frame: &Frame) -> Result<Self, FrameError> {
+        Self::from_frame(frame.clone())
+    }
+
+    /// [`XorFrame::parse`] of a frame the caller gives up: a data frame's body moves into the
+    /// payload instead of being cloned (a reference-count round trip per received frame).
+    pub fn from_frame(frame: Frame) -> Result<Self, FrameError> {
         let [b0, b1] = frame.header::<2>()?;
         let block = b0 & 0x7;
         if b0 & PARITY == 0 {
@@ -56,7 +62,7 @@ impl XorFrame {
             return Ok(XorFrame::Data {
                 block,
                 index: b1,
-                payload: frame.payload_from(XOR_DATA_HEADER)?,
+                payload: frame.into_payload_from(XOR_DATA_HEADER)?,
             });
         }
         let count = b1 & 0x7f;
@@ -69,14 +75,14 @@ impl XorFrame {
                 block,
                 count,
                 len_xor: Some(u16::from_be_bytes([hi, lo])),
-                payload: frame.payload_from(4)?,
+                payload: frame.into_payload_from(4)?,
             })
         } else {
             Ok(XorFrame::Parity {
                 block,
                 count,
                 len_xor: None,
-                payload: frame.payload_from(2)?,
+                payload: frame.into_payload_from(2)?,
             })
         }
     }
