@@ -6,9 +6,10 @@
 //!      --> data/*.csv|json --> report/figures/*.svg|png --> claims --> report/{index.html,README.md}
 //! ```
 //!
-//! The cache key hashes the scenario text, the point, the seed, the replication, the msll version
-//! and the quick flag, so a rerun skips finished replications and any change reruns exactly what
-//! it affects. `--shard i/n` runs the deterministic subset `job index % n == i` (a Slurm array or
+//! The cache key hashes the run: its resolved configuration, the contents of the files it reads
+//! (error traces), the seed, the replication, the msll version, a model revision and the quick flag,
+//! so a rerun skips finished replications, figures that publish the same run share it, and any
+//! change reruns exactly what it affects. `--shard i/n` runs the deterministic subset `job index % n == i` (a Slurm array or
 //! Kubernetes indexed job runs one shard each); `msll merge` unions shard caches and renders.
 
 use std::collections::BTreeMap;
@@ -126,6 +127,27 @@ fn cache_path(out: &Path, _sc: &Scenario, key: &str) -> PathBuf {
         .join(format!("{key}.json"))
 }
 
+/// Content hashes of the files a run reads (see `SimConfig::input_files`), as a key component:
+/// equal traces give equal runs wherever they are. An unreadable file hashes as such (0), and
+/// `Simulation::new` then reports the error.
+fn input_digest(
+    cfg: &msll_sim::SimConfig,
+    dir: &Path,
+    cache: &mut BTreeMap<PathBuf, u64>,
+) -> String {
+    let mut out = String::new();
+    for f in cfg.input_files(dir) {
+        let h = *cache
+            .entry(f.clone())
+            .or_insert_with(|| match std::fs::read(&f) {
+                Ok(b) => fnv64(&[&b]),
+                Err(_) => 0,
+            });
+        out.push_str(&format!("{h:016x};"));
+    }
+    out
+}
+
 fn run_job(sc: &Scenario, point: &Point, seed: u64, rep: u32) -> Result<RunResult> {
     let mut cfg = point.config.clone();
     cfg.seed = seed;
@@ -175,6 +197,7 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<()> {
             .max(1)
     };
     let mut jobs = Vec::new();
+    let mut input_cache = BTreeMap::new();
     for (si, sc) in all.iter().enumerate() {
         for (pi, p) in sc.points.iter().enumerate() {
             for rep in 0..reps_of(sc) {
@@ -182,14 +205,15 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<()> {
                 let r = rep.to_le_bytes();
                 let cfg = serde_json::to_vec(&p.config)?;
                 let q = [opts.quick as u8];
-                // The key is the run itself (resolved configuration, seed, replication), not the
-                // scenario it came from: figures that share runs (e.g. seed 004 Figs 7.1, 7.7,
-                // 7.13) run them once.
-                let dir = sc.dir.to_string_lossy();
+                // The key is the run itself (resolved configuration, input files, seed,
+                // replication), not the scenario it came from: figures that share runs (seed 004
+                // Figs 7.1, 7.7, 7.13; the WLAN figures that seeds 000 and 001 both publish) run
+                // them once. A trace file counts by its contents, so editing it reruns.
+                let inputs = input_digest(&p.config, &sc.dir, &mut input_cache);
                 let rev = MODEL_REVISION.to_le_bytes();
                 let k = fnv64(&[
                     &cfg,
-                    dir.as_bytes(),
+                    inputs.as_bytes(),
                     &seed,
                     &r,
                     VERSION.as_bytes(),

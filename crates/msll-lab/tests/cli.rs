@@ -285,6 +285,59 @@ fn reproduce_quick_two_figures_writes_report_csv_and_plots() {
     );
 }
 
+/// The reproduce cache keys a run by what determines it, not by where its scenario lives: equal
+/// runs in two scenario directories run once, and an error trace counts by its contents.
+#[test]
+fn reproduce_shares_equal_runs_and_keys_traces_by_content() {
+    let root = tmpdir("share");
+    let traced = "[link]\nerror = { model = \"trace\", path = \"loss.txt\" }";
+    for (dir, name, trace) in [
+        ("a", "sa", true),
+        ("b", "sb", true),
+        ("c", "sc", false),
+        ("d", "sd", false),
+    ] {
+        let d = root.join("cat").join(dir);
+        std::fs::create_dir_all(&d).unwrap();
+        let mut text = GOOD.replace("name = \"t\"", &format!("name = \"{name}\""));
+        if trace {
+            text = text.replace("[link]", traced);
+            std::fs::write(d.join("loss.txt"), "0010000100").unwrap();
+        }
+        std::fs::write(d.join("s.toml"), text).unwrap();
+    }
+    let reproduce = || {
+        let out = msll()
+            .arg("reproduce")
+            .args(["--reps", "2", "--scenarios"])
+            .arg(root.join("cat"))
+            .arg("--out")
+            .arg(root.join("out"))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    // 4 scenarios x 2 replications; a = b and c = d
+    let first = reproduce();
+    assert!(
+        first.contains("8 runs (4 executed now, 0 missing)"),
+        "{first}"
+    );
+    // the same trace text again: nothing to run; a different one: b's runs again
+    assert!(reproduce().contains("(0 executed now"));
+    std::fs::write(root.join("cat/b/loss.txt"), "0100000000").unwrap();
+    let third = reproduce();
+    assert!(
+        third.contains("8 runs (2 executed now, 0 missing)"),
+        "{third}"
+    );
+}
+
 #[test]
 fn shards_merge_to_the_same_results() {
     let (a, b, m, whole) = (

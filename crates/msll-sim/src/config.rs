@@ -131,6 +131,22 @@ pub struct SimConfig {
 }
 
 impl SimConfig {
+    /// The files a run reads besides its configuration (error-model traces), resolved against
+    /// `base_dir` as `Simulation::new` resolves them. A result cache keys on their contents: two
+    /// runs with equal configurations, seeds and inputs give identical results.
+    pub fn input_files(&self, base_dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+        [&self.wired.error, &self.wireless.error]
+            .into_iter()
+            .filter_map(|e| match e {
+                crate::error_model::ErrorSpec::Trace { path, .. } if path.is_absolute() => {
+                    Some(path.clone())
+                }
+                crate::error_model::ErrorSpec::Trace { path, .. } => Some(base_dir.join(path)),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// A run over a wireless link preset at error level `level` (0 = error-free) in `topology`,
     /// with the seeds' defaults (Default scheme, DropTail 50, pacing, fixed traffic streams, seed 1)
     /// and no applications yet. `None` for an unknown preset or level.
