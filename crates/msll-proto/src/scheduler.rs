@@ -250,7 +250,17 @@ impl Scheduler {
 
     /// The next frame for the link, with its service number; call only when the link is free
     /// (non-preemptive). Sets V to the frame's stamp.
+    #[inline]
     pub fn dequeue(&mut self, now: Instant) -> Option<(usize, Frame)> {
+        // The simulator asks after every event, mostly of an empty scheduler: answer that inline
+        // (seed 004 Fig. 7.6's runs call this 57 M times, about half of them empty).
+        if self.backlog == 0 {
+            return None;
+        }
+        self.dequeue_head(now)
+    }
+
+    fn dequeue_head(&mut self, now: Instant) -> Option<(usize, Frame)> {
         let &i = self.heap.first()?;
         let q = &mut self.queues[i];
         let e = q.q.pop_front().expect("active queues are non-empty");
