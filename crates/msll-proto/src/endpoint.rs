@@ -272,6 +272,14 @@ impl Endpoint {
     /// A packet from IP. Call only at or after `next_accept()`.
     pub fn handle_packet(&mut self, now: Instant, packet: Packet) {
         let sid = self.classifier.classify(&packet);
+        self.handle_classified(now, sid, packet);
+    }
+
+    /// A packet from IP that the caller already classified with this endpoint's classifier
+    /// (per-service IP queues pick their queue with it): `handle_packet` without parsing the
+    /// headers a second time. A service number out of range is taken modulo the service count.
+    pub fn handle_classified(&mut self, now: Instant, sid: u8, packet: Packet) {
+        let sid = sid % self.services.len() as u8;
         let len = packet.len();
         if let Some(rates) = self.classifier.count(now, sid, len) {
             self.set_rates(&rates);
@@ -503,6 +511,47 @@ mod tests {
         assert_eq!(f.len(), 51);
         assert_eq!(f.service(), 0);
         assert!(ep.poll_transmit(Instant::ZERO).is_none());
+    }
+
+    #[test]
+    fn handle_classified_equals_handle_packet() {
+        use crate::wire::{IpProto, Ipv4Repr};
+        let pkt = |tos: u8| {
+            let mut b = vec![0u8; 60];
+            Ipv4Repr {
+                src: [10, 0, 0, 1],
+                dst: [10, 0, 0, 2],
+                protocol: IpProto::UDP,
+                tos,
+                total_len: 60,
+                ident: 7,
+                ttl: 64,
+                header_len: 20,
+            }
+            .emit(&mut b[..20]);
+            Packet::new(Bytes::from(b))
+        };
+        let two = || {
+            let svcs: Vec<Box<dyn Service>> = vec![Box::new(Raw::new()), Box::new(Raw::new())];
+            Endpoint::new(svcs, Classifier::new(Default::default(), 2), None)
+        };
+        let (mut a, mut b) = (two(), two());
+        for tos in [0u8, 1, 1, 0] {
+            let p = pkt(tos);
+            let sid = a.classifier().classify(&p);
+            assert_eq!(sid, tos, "DS value = service number (seed 004 sec. 7.1)");
+            a.handle_packet(Instant::ZERO, p.clone());
+            b.handle_classified(Instant::ZERO, sid, p);
+        }
+        assert_eq!(a.service_counters(), b.service_counters());
+        while let Some(fa) = a.poll_transmit(Instant::ZERO) {
+            let fb = b.poll_transmit(Instant::ZERO).unwrap();
+            assert_eq!((fa.service(), fa.to_vec()), (fb.service(), fb.to_vec()));
+        }
+        assert!(b.poll_transmit(Instant::ZERO).is_none());
+        // A service number out of range wraps instead of panicking.
+        b.handle_classified(Instant::ZERO, 17, pkt(0));
+        assert_eq!(b.poll_transmit(Instant::ZERO).unwrap().service(), 1);
     }
 
     #[test]

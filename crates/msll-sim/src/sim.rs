@@ -719,14 +719,20 @@ impl Simulation {
             }
             IfaceKind::Msll(ep) => {
                 while ep.next_accept() <= now {
-                    let p = match &mut f.ipsched {
-                        Some(s) => s
-                            .dequeue(now)
-                            .map(|(_, fr)| Packet::new(fr.into_payload_from(1).expect("wrapped"))),
-                        None => f.ipq.pop_front(),
-                    };
-                    let Some(p) = p else { break };
-                    ep.handle_packet(now, p);
+                    match &mut f.ipsched {
+                        // The queue a packet waited in is its service: no second classification.
+                        Some(s) => {
+                            let Some((sid, fr)) = s.dequeue(now) else {
+                                break;
+                            };
+                            let p = Packet::new(fr.into_payload_from(1).expect("wrapped"));
+                            ep.handle_classified(now, sid as u8, p);
+                        }
+                        None => {
+                            let Some(p) = f.ipq.pop_front() else { break };
+                            ep.handle_packet(now, p);
+                        }
+                    }
                 }
                 if f.busy_until <= now {
                     start = ep.poll_transmit(now).map(Payload::Frame);
