@@ -9,8 +9,9 @@
 //! The cache key hashes the run: its resolved configuration, the contents of the files it reads
 //! (error traces), the seed, the replication, the msll version, a model revision and the quick flag,
 //! so a rerun skips finished replications, figures that publish the same run share it, and any
-//! change reruns exactly what it affects. `--shard i/n` runs the deterministic subset `job index % n == i` (a Slurm array or
-//! Kubernetes indexed job runs one shard each); `msll merge` unions shard caches and renders.
+//! change reruns exactly what it affects. `--shard i/n` runs the deterministic subset
+//! `job index % n == i` (a Slurm array or Kubernetes indexed job runs one shard each); `msll merge`
+//! unions shard caches and renders.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

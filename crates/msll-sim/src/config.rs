@@ -138,9 +138,7 @@ impl SimConfig {
         [&self.wired.error, &self.wireless.error]
             .into_iter()
             .filter_map(|e| match e {
-                crate::error_model::ErrorSpec::Trace { path, .. } if path.is_absolute() => {
-                    Some(path.clone())
-                }
+                // `join` keeps an absolute path as it is.
                 crate::error_model::ErrorSpec::Trace { path, .. } => Some(base_dir.join(path)),
                 _ => None,
             })
