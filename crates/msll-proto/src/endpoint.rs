@@ -249,24 +249,24 @@ impl Endpoint {
     /// Hand a service's output on: frames to the scheduler (stamped with the service number),
     /// packets to the multiplexer.
     fn drain_scratch(&mut self, now: Instant, service: u8) {
-        // Runs once per packet and frame: the emptiness checks skip the `Drain` machinery
-        // (a `VecDeque::extend` from an empty drain cost ~180 instructions per call).
-        if !self.scratch.frames.is_empty() {
-            for mut f in self.scratch.frames.drain(..) {
-                f.set_service(service);
-                if !self.scheduler.enqueue(now, service as usize, f) {
-                    self.stats.queue_drops += 1;
-                }
+        // Runs once per packet and frame, usually with one frame or one packet: `take_each` skips
+        // the `Drain` machinery (a `VecDeque::extend` from an empty drain cost ~180 instructions).
+        let (scheduler, stats) = (&mut self.scheduler, &mut self.stats);
+        crate::take_each(&mut self.scratch.frames, |mut f| {
+            f.set_service(service);
+            if !scheduler.enqueue(now, service as usize, f) {
+                stats.queue_drops += 1;
             }
-        }
-        if !self.scratch.packets.is_empty() {
-            let c = &mut self.services[service as usize].counters;
-            for p in self.scratch.packets.drain(..) {
-                c.packets_delivered += 1;
-                c.bytes_delivered += p.len() as u64;
-                self.delivered.push_back(p);
-            }
-        }
+        });
+        let (c, delivered) = (
+            &mut self.services[service as usize].counters,
+            &mut self.delivered,
+        );
+        crate::take_each(&mut self.scratch.packets, |p| {
+            c.packets_delivered += 1;
+            c.bytes_delivered += p.len() as u64;
+            delivered.push_back(p);
+        });
     }
 
     /// A packet from IP. Call only at or after `next_accept()`.

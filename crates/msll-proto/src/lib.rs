@@ -43,3 +43,31 @@ pub use scheduler::{Discipline, Scheduler};
 pub use service::{LinkInfo, Outbox, Role, SchemeConfig, Service, ServiceStats};
 pub use time::{DataRate, Duration, Instant, Timer};
 pub use wire::Frame;
+
+/// Hand each element of `v` to `f`, in order, leaving `v` empty with its capacity. The hot paths
+/// (endpoint outputs, the simulator's delivered packets) almost always hold exactly one element,
+/// which is popped: setting up and dropping a `Drain` costs ~40 instructions per call (callgrind).
+#[inline]
+pub fn take_each<T>(v: &mut Vec<T>, mut f: impl FnMut(T)) {
+    match v.len() {
+        0 => {}
+        1 => f(v.pop().expect("one element")),
+        _ => v.drain(..).for_each(f),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn take_each_keeps_order_and_capacity() {
+        for n in 0..4 {
+            let mut v: Vec<u32> = Vec::with_capacity(8);
+            v.extend(0..n);
+            let mut got = Vec::new();
+            super::take_each(&mut v, |x| got.push(x));
+            assert_eq!(got, (0..n).collect::<Vec<_>>());
+            assert!(v.is_empty());
+            assert!(v.capacity() >= 8, "the buffer is reused, not reallocated");
+        }
+    }
+}

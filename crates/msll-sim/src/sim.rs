@@ -769,12 +769,8 @@ impl Simulation {
                 self.queue.push(f.busy_until, Ev::TxDone(i));
             }
         }
-        if !delivered.is_empty() {
-            let node = self.ifaces[i].node;
-            for p in delivered.drain(..) {
-                self.route(node, p);
-            }
-        }
+        let node = self.ifaces[i].node;
+        msll_proto::take_each(&mut delivered, |p| self.route(node, p));
         self.spare.push(delivered);
     }
 
@@ -875,10 +871,10 @@ impl Simulation {
             Agent::Www(w) => (w.client, w.server),
             _ => unreachable!("www_flush on a non-WWW agent"),
         };
-        for (side, p) in out.drain(..) {
+        msll_proto::take_each(&mut out, |(side, p)| {
             let node = if side == Side::Client { client } else { server };
             self.route(node, p);
-        }
+        });
         self.spare_www.push(out);
         self.schedule_agent(a);
     }
@@ -913,12 +909,8 @@ impl Simulation {
 
     /// Route an agent's output from its node, return the buffer, then re-arm its timer.
     fn flush_agent(&mut self, a: AgentId, mut out: Vec<Packet>) {
-        if !out.is_empty() {
-            let node = self.agents[a].node;
-            for p in out.drain(..) {
-                self.route(node, p);
-            }
-        }
+        let node = self.agents[a].node;
+        msll_proto::take_each(&mut out, |p| self.route(node, p));
         self.spare.push(out);
         self.schedule_agent(a);
     }
