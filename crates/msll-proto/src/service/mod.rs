@@ -273,6 +273,11 @@ impl<K: PartialEq + Copy> HandOffLog<K> {
     pub(crate) fn report(&mut self, now: Instant, k: K) -> Vec<K> {
         self.since = now;
         match self.q.iter().position(|x| *x == k) {
+            // The usual case, once per transmitted frame: the oldest copy is the one reported.
+            Some(0) => {
+                self.q.pop_front();
+                Vec::new()
+            }
             Some(i) => {
                 let dropped: Vec<K> = self.q.drain(..i).collect();
                 self.q.pop_front();
