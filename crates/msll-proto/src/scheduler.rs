@@ -254,7 +254,7 @@ impl Scheduler {
     pub fn dequeue(&mut self, now: Instant) -> Option<(usize, Frame)> {
         // The simulator asks after every event, mostly of an empty scheduler: answer that inline
         // (seed 004 Fig. 7.6's runs call this 57 M times, about half of them empty).
-        if self.backlog == 0 {
+        if self.is_empty() {
             return None;
         }
         self.dequeue_head(now)
