@@ -7,7 +7,14 @@
 //! Measured alternatives (callgrind; docs/performance.md): a sorted vector of inline events wins
 //! only below ~10 pending events (case a10 -3 %) and loses on busy runs, which hold 13-45 (cases
 //! b-sr, d-sr, f +3-5 %); per-link FIFO pipes of arrivals with only their heads in the heap lose
-//! 1-2 % everywhere; hand-written 4-ary and binary heaps lose to `std`'s.
+//! 1-2 % everywhere; hand-written 4-ary and binary heaps lose to `std`'s; a radix heap over the
+//! same keys (push O(1), pop redistributes the lowest bucket) loses 11-15 % (a10 62.1 -> 71.1 M,
+//! f 160.7 -> 181.8 M instructions): near-future events share a bucket, so a pop moves ~220
+//! instructions' worth of keys; a calendar queue (Brown's, as in ns-2: power-of-two days sized
+//! from the earliest 25 events, buckets doubled/halved with the queue) loses 8-11 % (a10 68.1 M,
+//! b-sr 882.9 -> 982.1 M, c 876.0 -> 971.6 M, f 172.7 M): with 4-70 pending events spread from
+//! microseconds (frames) to seconds (timers), its sorted-bucket inserts and day scans cost more
+//! than a 5-level sift.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
