@@ -76,8 +76,10 @@ struct Entry {
 struct Queue {
     q: VecDeque<Entry>,
     rate: f64,
-    /// Stamp of the last frame queued here: V_i(k-1).
+    /// Stamp of the last frame queued here: V_i(k-1), valid in scheduler epoch `epoch` only
+    /// (an idle scheduler restarts every V_i(k-1) at 0 by starting a new epoch).
     last: f64,
+    epoch: u64,
     stats: QueueStats,
 }
 
@@ -90,6 +92,8 @@ pub struct Scheduler {
     /// queue's head frame. Its length is the seed's `l`.
     heap: Vec<usize>,
     vtime: f64,
+    /// Busy periods so far: a queue's `last` from an earlier one reads as 0.
+    epoch: u64,
     seq: u64,
     limit: Option<usize>,
     backlog: usize,
@@ -106,6 +110,7 @@ impl Scheduler {
             queues: Vec::new(),
             heap: Vec::with_capacity(rates.len()),
             vtime: 0.0,
+            epoch: 0,
             seq: 0,
             limit: limit.map(|l| l.max(1)),
             backlog: 0,
@@ -137,6 +142,7 @@ impl Scheduler {
             q: VecDeque::new(),
             rate,
             last: 0.0,
+            epoch: self.epoch,
             stats: QueueStats::default(),
         });
         self.queues.len() - 1
@@ -207,7 +213,7 @@ impl Scheduler {
     pub fn enqueue(&mut self, now: Instant, service: usize, frame: Frame) -> bool {
         let fifo = self.discipline == Discipline::Fifo;
         let (backlog, limit) = (self.backlog, self.limit);
-        let vtime = self.vtime;
+        let (vtime, epoch) = (self.vtime, self.epoch);
         let Some(q) = self.queues.get_mut(service) else {
             return false;
         };
@@ -225,9 +231,11 @@ impl Scheduler {
         let stamp = if fifo {
             0.0
         } else {
-            frame.len() as f64 / q.rate + q.last.max(vtime)
+            let last = if q.epoch == epoch { q.last } else { 0.0 };
+            frame.len() as f64 / q.rate + last.max(vtime)
         };
         q.last = stamp;
+        q.epoch = epoch;
         let was_empty = q.q.is_empty();
         q.q.push_back(Entry {
             frame,
@@ -279,11 +287,10 @@ impl Scheduler {
         // Otherwise the queue's new head represents it at the top: sift down either way.
         self.sift_down(0);
         if self.backlog == 0 {
-            // Idle: restart the virtual clock (see the module comment).
+            // Idle: restart the virtual clock (see the module comment). A new epoch zeroes every
+            // last stamp without visiting the queues (this runs after most frames).
             self.vtime = 0.0;
-            for q in &mut self.queues {
-                q.last = 0.0;
-            }
+            self.epoch += 1;
         }
         Some((i, e.frame))
     }
