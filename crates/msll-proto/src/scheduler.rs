@@ -72,6 +72,15 @@ struct Entry {
     at: Instant,
 }
 
+/// A heap element: an active queue with its head frame's key (kept here, so a comparison does not
+/// reach into the queue).
+#[derive(Debug, Clone, Copy)]
+struct Head {
+    stamp: f64,
+    seq: u64,
+    queue: usize,
+}
+
 #[derive(Debug)]
 struct Queue {
     q: VecDeque<Entry>,
@@ -88,9 +97,9 @@ struct Queue {
 pub struct Scheduler {
     discipline: Discipline,
     queues: Vec<Queue>,
-    /// Fig. 6.3's heap: ids of the active (non-empty) queues, heap-ordered by the key of each
+    /// Fig. 6.3's heap: the active (non-empty) queues, heap-ordered by the key of each
     /// queue's head frame. Its length is the seed's `l`.
-    heap: Vec<usize>,
+    heap: Vec<Head>,
     vtime: f64,
     /// Busy periods so far: a queue's `last` from an earlier one reads as 0.
     epoch: u64,
@@ -249,7 +258,11 @@ impl Scheduler {
         self.backlog += 1;
         if was_empty {
             // "insert the queue at the bottom of the active heap and sift up"
-            self.heap.push(service);
+            self.heap.push(Head {
+                stamp,
+                seq: self.seq - 1,
+                queue: service,
+            });
             let at = self.heap.len() - 1;
             self.sift_up(at);
         }
@@ -269,7 +282,7 @@ impl Scheduler {
     }
 
     fn dequeue_head(&mut self, now: Instant) -> Option<(usize, Frame)> {
-        let &i = self.heap.first()?;
+        let i = self.heap.first()?.queue;
         let q = &mut self.queues[i];
         let e = q.q.pop_front().expect("active queues are non-empty");
         q.stats.dequeued += 1;
@@ -277,7 +290,10 @@ impl Scheduler {
         q.stats.wait_total += now.saturating_since(e.at);
         self.backlog -= 1;
         self.vtime = e.stamp;
-        if q.q.is_empty() {
+        if let Some(h) = q.q.front() {
+            self.heap[0].stamp = h.stamp;
+            self.heap[0].seq = h.seq;
+        } else {
             // "move the last active heap element to the top, l := l - 1, then sift down"
             let last = self.heap.pop().expect("non-empty");
             if !self.heap.is_empty() {
@@ -295,15 +311,13 @@ impl Scheduler {
         Some((i, e.frame))
     }
 
-    fn key(&self, i: usize) -> (f64, u64) {
-        let h = self.queues[i].q.front().expect("active");
-        (h.stamp, h.seq)
-    }
-
     fn less(&mut self, a: usize, b: usize) -> bool {
         self.comparisons += 1;
-        let (ka, kb) = (self.key(self.heap[a]), self.key(self.heap[b]));
-        ka.0.total_cmp(&kb.0).then(ka.1.cmp(&kb.1)).is_lt()
+        let (ka, kb) = (&self.heap[a], &self.heap[b]);
+        ka.stamp
+            .total_cmp(&kb.stamp)
+            .then(ka.seq.cmp(&kb.seq))
+            .is_lt()
     }
 
     fn sift_up(&mut self, mut at: usize) {
