@@ -246,13 +246,14 @@ impl Scheduler {
         q.last = stamp;
         q.epoch = epoch;
         let was_empty = q.q.is_empty();
+        let seq = self.seq;
+        self.seq += 1;
         q.q.push_back(Entry {
             frame,
             stamp,
-            seq: self.seq,
+            seq,
             at: now,
         });
-        self.seq += 1;
         q.stats.enqueued += 1;
         q.stats.max_len = q.stats.max_len.max(q.q.len());
         self.backlog += 1;
@@ -260,7 +261,7 @@ impl Scheduler {
             // "insert the queue at the bottom of the active heap and sift up"
             self.heap.push(Head {
                 stamp,
-                seq: self.seq - 1,
+                seq,
                 queue: service,
             });
             let at = self.heap.len() - 1;
