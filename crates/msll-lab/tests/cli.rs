@@ -1,10 +1,21 @@
 //! The `msll` binary: determinism of its files, and one-line errors (exit code 2) for bad input.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 
 fn msll() -> Command {
     Command::new(env!("CARGO_BIN_EXE_msll"))
+}
+
+/// Run `cmd` to completion and require success, showing its stderr otherwise.
+fn run_ok(cmd: &mut Command) -> Output {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
 }
 
 fn repo() -> PathBuf {
@@ -196,14 +207,13 @@ fn trace_has_ns2_like_lines() {
     let d = tmpdir("trace");
     let t = d.join("run.tr");
     let sc = repo().join("scenarios/seed004/fig5_04-05.toml");
-    let st = msll()
-        .args(["run", "--reps", "1"])
-        .arg(&sc)
-        .arg("--trace")
-        .arg(&t)
-        .output()
-        .unwrap();
-    assert!(st.status.success());
+    run_ok(
+        msll()
+            .args(["run", "--reps", "1"])
+            .arg(&sc)
+            .arg("--trace")
+            .arg(&t),
+    );
     let text = std::fs::read_to_string(&t).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert!(lines.len() > 1000);
@@ -225,22 +235,17 @@ fn trace_has_ns2_like_lines() {
 #[test]
 fn reproduce_quick_two_figures_writes_report_csv_and_plots() {
     let out = tmpdir("repro");
-    let st = msll()
-        .current_dir(repo())
-        .args([
-            "reproduce",
-            "--quick",
-            "--only",
-            "seed004-fig5.4,seed004-fig5.12",
-            "--out",
-        ])
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(
-        st.status.success(),
-        "{}",
-        String::from_utf8_lossy(&st.stderr)
+    run_ok(
+        msll()
+            .current_dir(repo())
+            .args([
+                "reproduce",
+                "--quick",
+                "--only",
+                "seed004-fig5.4,seed004-fig5.12",
+                "--out",
+            ])
+            .arg(&out),
     );
     let report = std::fs::read_to_string(out.join("report/README.md")).unwrap();
     let html = std::fs::read_to_string(out.join("report/index.html")).unwrap();
@@ -307,18 +312,13 @@ fn reproduce_shares_equal_runs_and_keys_traces_by_content() {
         std::fs::write(d.join("s.toml"), text).unwrap();
     }
     let reproduce = || {
-        let out = msll()
-            .arg("reproduce")
-            .args(["--reps", "2", "--scenarios"])
-            .arg(root.join("cat"))
-            .arg("--out")
-            .arg(root.join("out"))
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        let out = run_ok(
+            msll()
+                .arg("reproduce")
+                .args(["--reps", "2", "--scenarios"])
+                .arg(root.join("cat"))
+                .arg("--out")
+                .arg(root.join("out")),
         );
         String::from_utf8_lossy(&out.stderr).into_owned()
     };
