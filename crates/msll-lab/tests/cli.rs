@@ -22,11 +22,36 @@ fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-fn tmpdir(tag: &str) -> PathBuf {
+/// A scratch directory under the system temp dir, removed when the test ends (pass or fail), so
+/// repeated test runs do not pile up reports in /tmp. Set `MSLL_KEEP_TEST_DIRS=1` to keep them.
+struct TmpDir(PathBuf);
+
+impl std::ops::Deref for TmpDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for TmpDir {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.0.as_os_str()
+    }
+}
+
+impl Drop for TmpDir {
+    fn drop(&mut self) {
+        if std::env::var_os("MSLL_KEEP_TEST_DIRS").is_none() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+fn tmpdir(tag: &str) -> TmpDir {
     let d = std::env::temp_dir().join(format!("msll-cli-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
-    d
+    TmpDir(d)
 }
 
 fn run_to(dir: &Path, scenario: &Path, threads: usize) {
@@ -43,6 +68,7 @@ fn run_to(dir: &Path, scenario: &Path, threads: usize) {
         ])
         .arg(dir)
         .arg(scenario)
+        .stdout(std::process::Stdio::null())
         .status()
         .unwrap();
     assert!(st.success());

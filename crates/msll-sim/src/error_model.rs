@@ -723,6 +723,7 @@ mod tests {
             .build(st.fixed("a"), st.fixed("b"), &dir)
             .unwrap_err();
         assert!(err.to_string().contains("nope.txt"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
