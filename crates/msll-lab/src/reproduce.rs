@@ -203,7 +203,14 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<()> {
         for (pi, p) in sc.points.iter().enumerate() {
             for rep in 0..reps_of(sc) {
                 let seed = sc.raw.scenario.seed.to_le_bytes();
-                let r = rep.to_le_bytes();
+                // Every replication of an error-free point with fixed traffic is the same run
+                // (`SimConfig::replication_invariant`): one key, so it runs once.
+                let r = if p.config.replication_invariant() {
+                    0u32
+                } else {
+                    rep
+                }
+                .to_le_bytes();
                 let cfg = serde_json::to_vec(&p.config)?;
                 let q = [opts.quick as u8];
                 // The key is the run itself (resolved configuration, input files, seed,

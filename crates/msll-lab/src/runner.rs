@@ -33,8 +33,15 @@ pub struct PointResult {
 pub fn run_scenario(sc: &Scenario, opts: &RunOptions) -> anyhow::Result<Vec<PointResult>> {
     let reps = opts.reps.unwrap_or(sc.raw.scenario.replications).max(1);
     let seed = opts.seed.unwrap_or(sc.raw.scenario.seed);
+    // A point whose replications are all the same run (error-free links, fixed traffic:
+    // `SimConfig::replication_invariant`) runs once; its result stands for every replication.
+    let once: Vec<bool> = sc
+        .points
+        .iter()
+        .map(|p| p.config.replication_invariant())
+        .collect();
     let jobs: Vec<(usize, u32)> = (0..sc.points.len())
-        .flat_map(|p| (0..reps).map(move |r| (p, r)))
+        .flat_map(|p| (0..if once[p] { 1 } else { reps }).map(move |r| (p, r)))
         .collect();
     let pb = if opts.progress {
         ProgressBar::new(jobs.len() as u64)
@@ -81,10 +88,15 @@ pub fn run_scenario(sc: &Scenario, opts: &RunOptions) -> anyhow::Result<Vec<Poin
     pb.finish_and_clear();
     let mut it = results.into_iter();
     let mut out = Vec::new();
-    for point in &sc.points {
-        let runs: Vec<RunResult> = (0..reps)
-            .map(|_| it.next().expect("one result per job"))
-            .collect::<Result<_, _>>()?;
+    for (p, point) in sc.points.iter().enumerate() {
+        let runs: Vec<RunResult> = if once[p] {
+            let r = it.next().expect("one result per job")?;
+            vec![r; reps as usize]
+        } else {
+            (0..reps)
+                .map(|_| it.next().expect("one result per job"))
+                .collect::<Result<_, _>>()?
+        };
         let summary = summarize(&runs);
         out.push(PointResult {
             point: point.clone(),

@@ -145,6 +145,21 @@ impl SimConfig {
             .collect()
     }
 
+    /// Whether every replication of this run gives the same result, so one run stands for all.
+    ///
+    /// The replication index reaches a run only through `Streams::per_replication`. The error
+    /// processes of both link types draw from such streams, and so do the traffic sources with
+    /// `traffic_streams = "per-replication"`; the schemes draw nothing (they are deterministic
+    /// state machines). So a run on error-free links (level 0) with fixed traffic streams never
+    /// reads a per-replication number. A trace error model draws nothing either, but it is left
+    /// out: the rule stays obviously true. `msll run` and `msll reproduce` run such a point once.
+    pub fn replication_invariant(&self) -> bool {
+        use crate::error_model::ErrorSpec;
+        matches!(self.wired.error, ErrorSpec::None)
+            && matches!(self.wireless.error, ErrorSpec::None)
+            && self.traffic_streams == TrafficStreams::Fixed
+    }
+
     /// A run over a wireless link preset at error level `level` (0 = error-free) in `topology`,
     /// with the seeds' defaults (Default scheme, DropTail 50, pacing, fixed traffic streams, seed 1)
     /// and no applications yet. `None` for an unknown preset or level.

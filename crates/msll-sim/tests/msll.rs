@@ -210,3 +210,54 @@ fn fig_8_2_fifo_delay_rises_at_low_error_scfq_stays_flat() {
         assert!((f.1 - s.1).abs() < 0.01, "{rows:?}");
     }
 }
+
+/// `SimConfig::replication_invariant`, which lets `msll run` / `msll reproduce` run an error-free
+/// point once for all its replications, must only say yes when every replication really is the
+/// same run. Checked on the richest mix (FTP, WWW and conferencing through a two-service MSLL,
+/// two wireless links), where the traffic sources draw thousands of numbers.
+#[test]
+fn replication_invariance_holds_exactly_where_claimed() {
+    let mix = |level: u8| {
+        let mut c = base(Topology::Wan2, level, Some(200_000), 600.0);
+        let p = presets::wireless("cellular").unwrap();
+        c.apps.push(AppSpec::Www {
+            tcp: TcpConfig::dissertation(p.frame_payload),
+            max_connections: 4,
+            think_time: Default::default(),
+            connections: Default::default(),
+            start_s: 0.0,
+        });
+        let mut m = MsllConfig::from_names(&["sr-m2", "rlp-oos"], &[1.0, 2.0]).unwrap();
+        m.timer_scaling = TimerScaling::Services;
+        c.msll = Some(m);
+        c
+    };
+    let reps = |c: &SimConfig| -> Vec<RunResult> {
+        [0, 1, 7]
+            .iter()
+            .map(|&r| {
+                let mut c = c.clone();
+                c.replication = r;
+                run(&c)
+            })
+            .collect()
+    };
+    // Error-free, fixed traffic: invariant, and the replications are equal metric for metric.
+    let l0 = mix(0);
+    assert!(l0.replication_invariant());
+    let r = reps(&l0);
+    assert!(r[0].get("www.transactions").unwrap() > 0.0);
+    assert!(r[0].get("conf.received").unwrap() > 0.0);
+    assert_eq!(r[0], r[1]);
+    assert_eq!(r[0], r[2]);
+    // Errors, or per-replication traffic: not invariant, and the replications do differ.
+    let l2 = mix(2);
+    assert!(!l2.replication_invariant());
+    let r = reps(&l2);
+    assert_ne!(r[0], r[1]);
+    let mut varied = mix(0);
+    varied.traffic_streams = msll_sim::TrafficStreams::PerReplication;
+    assert!(!varied.replication_invariant());
+    let r = reps(&varied);
+    assert_ne!(r[0], r[1]);
+}
