@@ -199,26 +199,21 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<()> {
     };
     let mut jobs = Vec::new();
     let mut input_cache = BTreeMap::new();
+    let (q, rev) = ([opts.quick as u8], MODEL_REVISION.to_le_bytes());
     for (si, sc) in all.iter().enumerate() {
+        let seed = sc.raw.scenario.seed.to_le_bytes();
         for (pi, p) in sc.points.iter().enumerate() {
+            // The key is the run itself (resolved configuration, input files, seed,
+            // replication), not the scenario it came from: figures that share runs (seed 004
+            // Figs 7.1, 7.7, 7.13; the WLAN figures that seeds 000 and 001 both publish) run
+            // them once. A trace file counts by its contents, so editing it reruns.
+            let cfg = serde_json::to_vec(&p.config)?;
+            let inputs = input_digest(&p.config, &sc.dir, &mut input_cache);
+            // Every replication of an error-free point with fixed traffic is the same run
+            // (`SimConfig::replication_invariant`): one key, so it runs once.
+            let once = p.config.replication_invariant();
             for rep in 0..reps_of(sc) {
-                let seed = sc.raw.scenario.seed.to_le_bytes();
-                // Every replication of an error-free point with fixed traffic is the same run
-                // (`SimConfig::replication_invariant`): one key, so it runs once.
-                let r = if p.config.replication_invariant() {
-                    0u32
-                } else {
-                    rep
-                }
-                .to_le_bytes();
-                let cfg = serde_json::to_vec(&p.config)?;
-                let q = [opts.quick as u8];
-                // The key is the run itself (resolved configuration, input files, seed,
-                // replication), not the scenario it came from: figures that share runs (seed 004
-                // Figs 7.1, 7.7, 7.13; the WLAN figures that seeds 000 and 001 both publish) run
-                // them once. A trace file counts by its contents, so editing it reruns.
-                let inputs = input_digest(&p.config, &sc.dir, &mut input_cache);
-                let rev = MODEL_REVISION.to_le_bytes();
+                let r = if once { 0u32 } else { rep }.to_le_bytes();
                 let k = fnv64(&[
                     &cfg,
                     inputs.as_bytes(),
