@@ -5,7 +5,7 @@
 #   topo cell          : n0 --2Mb/50ms-- n1 --14.4kb/100ms, ErrorModel-- n2, packetSize_ 50
 #                        (seed 004 Cellular/WAN1: RTTs above the 0.5 s tick)
 #
-# Usage: ns chain.tcl <profile> <loss> <seed> <npkts> <outprefix> [trace [topo [sink]]]
+# Usage: ns chain.tcl <profile> <loss> <seed> <npkts> <outprefix> [trace [topo [sink [revloss]]]]
 #   profile  2.1b4 : ns-2.35 configured to behave like ns-2.1b4 (ns2-semantics.md sec. 9/10:
 #                    IW 1, no SYN, no headers, no Limited Transmit, integer halving, repeated FR,
 #                    timer restart before the RTT update, RTO init 6 s, no RTO floor)
@@ -14,14 +14,15 @@
 #   loss     per-packet drop probability on n1->n2 (ErrorModel, unit pkt, uniform), 0 = none
 #   seed     seed of the default RNG (error model draws and TCP boot_time_)
 #   sink     plain (Agent/TCPSink, default) or delack (Agent/TCPSink/DelAck, interval_ 100 ms)
+#   revloss  per-packet drop probability on n2->n1 (the ACK direction), default 0
 #   npkts    packets the FTP source produces
 #   outprefix  writes <outprefix>.summary; if loss == 0 or trace == 1 also <outprefix>.pkt
 #              (packet trace of n0<->n1 and n1->n2) and <outprefix>.cwnd (cwnd_ trace)
 #
 # Written for this repository; no ns-2 code copied.
 
-if {$argc < 5 || $argc > 8} {
-    puts stderr "usage: ns chain.tcl profile loss seed npkts outprefix \[trace \[topo \[sink\]\]\]"
+if {$argc < 5 || $argc > 9} {
+    puts stderr "usage: ns chain.tcl profile loss seed npkts outprefix \[trace \[topo \[sink \[revloss\]\]\]\]"
     exit 1
 }
 set profile [lindex $argv 0]
@@ -35,6 +36,8 @@ set topo lan
 if {$argc >= 7} { set topo [lindex $argv 6] }
 set sinktype plain
 if {$argc >= 8} { set sinktype [lindex $argv 7] }
+set revloss 0
+if {$argc >= 9} { set revloss [lindex $argv 8] }
 
 Agent/TCP set tcpTick_ 0.5
 Agent/TCP set window_ 20
@@ -95,6 +98,16 @@ if {$loss > 0} {
     # Link head, before the queue (ns2-semantics.md 4.1).
     $ns lossmodel $em $n1 $n2
 }
+if {$revloss > 0} {
+    # ACK losses: the same model on the first hop back. Created after the forward model, so
+    # with both on, the two draw from the default RNG in event order.
+    set em2 [new ErrorModel]
+    $em2 set rate_ $revloss
+    $em2 unit pkt
+    $em2 ranvar [new RandomVariable/Uniform]
+    $em2 drop-target [new Agent/Null]
+    $ns lossmodel $em2 $n2 $n1
+}
 if {$tracing} {
     # A packet dropped by the error model never reaches the n1->n2 queue, so it has no
     # dequeue ("-") event there; that is how extract scripts find the dropped transmissions.
@@ -102,6 +115,8 @@ if {$tracing} {
     $ns trace-queue $n0 $n1 $pf
     $ns trace-queue $n1 $n0 $pf
     $ns trace-queue $n1 $n2 $pf
+    # ACKs: "+" for each ACK the sink sends, "d" if the reverse error model drops it.
+    $ns trace-queue $n2 $n1 $pf
 }
 
 set tcp [new Agent/TCP/Reno]

@@ -14,10 +14,15 @@
 #   done,<time s>,,,               when the sender's `done` fired (all data ACKed)
 #   boot,<b1>,<b2>,<b3>,<b4>       first draws of an RNG seeded like the default RNG, times
 #                                  tcpTick_: candidates for the sender's boot_time_ (see chain.tcl)
+#   ack,<k>,<dropped 0/1>          only in runs with ACK loss: the k-th ACK the sink sent, and
+#                                  whether the error model at the head of n2->n1 dropped it
 #
 # ref/cell-<profile>-l<loss>-s<seed>.csv: the same for topo "cell" (2Mb/50ms + 14.4kb/100ms,
 # 50-byte packets, 300 packets), where RTT samples span 1-2 ticks and boot_time_ matters.
 # ref/delack-<profile>-l<loss>-s<seed>.csv: topo "lan" with Agent/TCPSink/DelAck.
+# ref/short-<profile>-s<seed>.csv: topo "lan", short transfers (5 packets, the size of a typical
+# WWW reply) with 20 % loss in BOTH directions: SYN, data and ACK losses, timeouts before and after
+# the first RTT sample (what WWW transfers live on).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)
@@ -32,6 +37,11 @@ extract() { # <prefix> <output csv>
         awk '$6 == "cwnd_" { print "cwnd," $1 "," $7 ",," }' "$1.cwnd"
         awk '{ for (i = 1; i < NF; i++) if ($i == "done") print "done," $(i + 1) ",,," }' "$1.summary"
         awk '{ for (i = 1; i < NF; i++) if ($i == "boot_candidates") print "boot," $(i + 1) }' "$1.summary"
+        if [ "${2#*short-}" != "$2" ]; then
+            awk '$1 == "+" && $3 == 2 && $4 == 1 && $5 == "ack" { m++; a[m] = $12 }
+                 $1 == "d" && $3 == 2 && $4 == 1 { dropped[$12] = 1 }
+                 END { for (i = 1; i <= m; i++) print "ack," i "," ((a[i] in dropped) ? 1 : 0) }' "$1.pkt"
+        fi
     } > "$2"
 }
 
@@ -59,5 +69,9 @@ for profile in 2.1b4 2.35; do
         (cd "$tmp" && ns "$here/chain.tcl" "$profile" "$loss" "$seed" 1000 "$tmp/d" 1 lan delack)
         extract "$tmp/d" "$here/ref/delack-$profile-l$loss-s$seed.csv"
         cp "$tmp/d.summary" "$here/ref/delack-$profile-l$loss-s$seed.summary"
+    done
+    for seed in $(seq 1 12); do
+        (cd "$tmp" && ns "$here/chain.tcl" "$profile" 0.2 "$seed" 5 "$tmp/s" 1 lan plain 0.2)
+        extract "$tmp/s" "$here/ref/short-$profile-s$seed.csv"
     done
 done

@@ -638,13 +638,30 @@ pub(super) fn run_pipe(
 /// [`run_pipe`] with a given tick-clock phase (`boot_time_`).
 pub(super) fn run_pipe_phase(
     cfg: TcpConfig,
+    fwd: Path,
+    rev: Path,
+    n: u64,
+    limit: Instant,
+    boot_time: Duration,
+    drop: &mut dyn FnMut(i64, u32) -> bool,
+) -> Run {
+    run_pipe_lossy_acks(cfg, fwd, rev, n, limit, boot_time, drop, &mut |_| false)
+}
+
+/// `run_pipe_phase` with ACK loss too: `drop_ack(k)` drops the k-th ACK the sink sends (from
+/// 1), at the head of the first reverse hop.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn run_pipe_lossy_acks(
+    cfg: TcpConfig,
     mut fwd: Path,
     mut rev: Path,
     n: u64,
     limit: Instant,
     boot_time: Duration,
     drop: &mut dyn FnMut(i64, u32) -> bool,
+    drop_ack: &mut dyn FnMut(u64) -> bool,
 ) -> Run {
+    let mut acks_sent = 0u64;
     let mut s = TcpSender::new(cfg.clone(), flow(), boot_time).unwrap();
     s.set_trace(true);
     let mut k = TcpSink::new(cfg.clone(), flow()).unwrap();
@@ -715,7 +732,9 @@ pub(super) fn run_pipe_phase(
             }
         };
         if let Some(a) = ack {
-            if let Some(arrive) = rev.traverse(now, a.len(), None) {
+            acks_sent += 1;
+            let drop_at = drop_ack(acks_sent).then_some(0);
+            if let Some(arrive) = rev.traverse(now, a.len(), drop_at) {
                 push(&mut q, arrive, Ev::AtSender(a));
             }
         }
