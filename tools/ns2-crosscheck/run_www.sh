@@ -1,0 +1,17 @@
+#!/bin/sh
+# Regenerate ref/www-<link>-l<loss>.txt: www.tcl over 20 seeds, one line per run
+# ("seed <s> thr_bps .. pages .. requests .. objects .. lat_mean_s .. timeouts .. transfers ..").
+# Needs the `ns` binary (Debian `apt-get install ns2`, ns-2.35); not used by CI. About a minute.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+cdf="$here/../../data/http-mah"
+for cfg in p2p:0 p2p:0.01 p2p:0.03 p2p:0.06 lan-ll:0 lan-ll:0.03 lan-snoop:0 lan-snoop:0.03; do
+    link=${cfg%:*}
+    loss=${cfg#*:}
+    out="$here/ref/www-$link-l$loss.txt"
+    : > "$out"
+    for seed in $(seq 1 20); do
+        printf 'seed %s ' "$seed" >> "$out"
+        ns "$here/www.tcl" "$link" "$loss" "$seed" 500 "$cdf" 2>/dev/null | grep '^thr_bps' >> "$out"
+    done
+done
