@@ -1,0 +1,92 @@
+# FTP over one wireless link in ns-2, for the "Raw drops ~30 %" claims of seeds 000/001 Fig. 2
+# (S000.F2.a, S001.F2.a in scenarios/claims.toml). Written for this repository.
+#
+#   hscsd  : n0 --2Mb/50ms-- n1 --86.4kb/100ms-- n2, 100-byte packets, per-packet loss <p>
+#            (seed 000 Fig. 2: HSCSD, WAN1)
+#   wlan11b: n0 --10Mb/1ms-- n1 --5Mb/3ms-- n2, 1000-byte packets, byte errors at exponential
+#            intervals of mean <p> bytes (ErrorModel unit byte, rate 1/<p>; seed 001 Fig. 2, LAN1)
+# Loss in both directions of the wireless hop; queues of 1000 packets; Reno with tcpTick_ 0.5,
+# window_ 20; profile 2.1b4 = ns-2.35 with the knobs of ns2-semantics.md sec. 10 (as chain.tcl).
+#
+# Usage: ns onelink.tcl <profile 2.1b4|2.35> <hscsd|wlan11b> <p> <seed> <npkts>
+# Prints: thr_bps <application bits / completion time> timeouts <nrexmit_>
+
+if {$argc != 5} {
+    puts stderr "usage: ns onelink.tcl 2.1b4|2.35 hscsd|wlan11b p seed npkts"
+    exit 1
+}
+set profile [lindex $argv 0]
+set link    [lindex $argv 1]
+set p       [lindex $argv 2]
+set seed    [lindex $argv 3]
+set npkts   [lindex $argv 4]
+
+Agent/TCP set tcpTick_ 0.5
+Agent/TCP set window_ 20
+if {$link == "hscsd"} {
+    set size 100
+} else {
+    set size 1000
+}
+Agent/TCP set packetSize_ $size
+if {$profile == "2.1b4"} {
+    Agent/TCP set windowInit_ 1
+    Agent/TCP set syn_ false
+    Agent/TCP set delay_growth_ false
+    Agent/TCP set useHeaders_ false
+    Agent/TCP set singledup_ 0
+    Agent/TCP set precisionReduce_ false
+    Agent/TCP set exitFastRetrans_ false
+    Agent/TCP set timerfix_ false
+    Agent/TCP set bugfix_ss_ 0
+    Agent/TCP set rfc2988_ false
+    Agent/TCP set minrto_ 0
+    Agent/TCP set maxrto_ 100000
+    Agent/TCP set rtxcur_init_ 6.0
+}
+
+set ns [new Simulator]
+global defaultRNG
+$defaultRNG seed $seed
+set n0 [$ns node]
+set n1 [$ns node]
+set n2 [$ns node]
+if {$link == "hscsd"} {
+    $ns duplex-link $n0 $n1 2Mb 50ms DropTail
+    $ns duplex-link $n1 $n2 86.4Kb 100ms DropTail
+} else {
+    $ns duplex-link $n0 $n1 10Mb 1ms DropTail
+    $ns duplex-link $n1 $n2 5Mb 3ms DropTail
+}
+foreach {a b} [list $n0 $n1 $n1 $n0 $n1 $n2 $n2 $n1] {
+    $ns queue-limit $a $b 1000
+}
+if {$p > 0} {
+    foreach {x y} [list $n1 $n2 $n2 $n1] {
+        set em [new ErrorModel]
+        if {$link == "hscsd"} {
+            $em unit pkt
+            $em set rate_ $p
+        } else {
+            $em unit byte
+            $em set rate_ [expr {1.0 / $p}]
+        }
+        $em ranvar [new RandomVariable/Uniform]
+        $em drop-target [new Agent/Null]
+        $ns lossmodel $em $x $y
+    }
+}
+set tcp [new Agent/TCP/Reno]
+set sink [new Agent/TCPSink]
+$ns attach-agent $n0 $tcp
+$ns attach-agent $n2 $sink
+$ns connect $tcp $sink
+set ftp [new Application/FTP]
+$ftp attach-agent $tcp
+$tcp proc done {} {
+    global ns npkts size tcp
+    puts [format "thr_bps %.1f timeouts %d" [expr {$npkts * $size * 8.0 / [$ns now]}] [$tcp set nrexmit_]]
+    exit 0
+}
+$ns at 0.0 "$ftp produce $npkts"
+$ns run
