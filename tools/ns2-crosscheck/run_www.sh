@@ -5,7 +5,8 @@
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 cdf="$here/../../data/http-mah"
-for cfg in p2p:0 p2p:0.01 p2p:0.03 p2p:0.06 lan-ll:0 lan-ll:0.03 lan-snoop:0 lan-snoop:0.03; do
+for cfg in p2p:0 p2p:0.01 p2p:0.03 p2p:0.06 lan-ll:0 lan-ll:0.03 lan-snoop:0 lan-snoop:0.03 \
+           lan-ll-pairs:0.01 lan-ll-pairs:0.03 lan-snoop-pairs:0.01 lan-snoop-pairs:0.03; do
     link=${cfg%:*}
     loss=${cfg#*:}
     out="$here/ref/www-$link-l$loss.txt"

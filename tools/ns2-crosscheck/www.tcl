@@ -20,6 +20,10 @@
 #                     between each interface's MAC and LL
 #          lan-snoop: the same LAN with LL/LLSnoop on the base station n1 only (the dissertation's
 #                     placement; make-lan would put it on both nodes)
+#          lan-ll-pairs, lan-snoop-pairs: the same LANs with four client nodes, pair i's client
+#                     agents on the i-th. ns-2.35 keys Snoop state by node pair, so this gives each
+#                     connection pair its own Snoop state, as the dissertation's ns-2.1b4 did
+#                     (state per connection: the port was part of the address)
 #   loss   per-packet drop probability, each direction
 #
 # Prints one line: thr_bps pages requests objects lat_mean_s timeouts transfers, where objects
@@ -28,7 +32,7 @@
 # pages x 8 / (last page end - first page start).
 
 if {$argc != 5} {
-    puts stderr "usage: ns www.tcl p2p|lan-ll|lan-snoop loss seed duration_s cdfdir"
+    puts stderr "usage: ns www.tcl p2p|lan-ll|lan-snoop|lan-ll-pairs|lan-snoop-pairs loss seed duration_s cdfdir"
     exit 1
 }
 set link   [lindex $argv 0]
@@ -69,13 +73,19 @@ if {$link == "p2p"} {
         $ns lossmodel [errmodel] $n1 $n2
         $ns lossmodel [errmodel] $n2 $n1
     }
-} elseif {$link == "lan-ll" || $link == "lan-snoop"} {
-    set bsll [expr {$link == "lan-snoop" ? "LL/LLSnoop" : "LL"}]
+} elseif {[string match lan-* $link]} {
+    set bsll [expr {[string match lan-snoop* $link] ? "LL/LLSnoop" : "LL"}]
+    set clients [list $n2]
+    if {[string match *-pairs $link]} {
+        for {set i 1} {$i < 4} {incr i} { lappend clients [$ns node] }
+    }
     set lan [new LanNode $ns -bw 2Mb -delay 3ms -llType LL -ifqType Queue/DropTail -ifqLen "" \
                  -macType Mac -chanType Channel -phyType Phy/WiredPhy -mactrace false]
     $lan addNode $n1 2Mb 3ms $bsll Queue/DropTail Mac Phy/WiredPhy false ""
-    $lan addNode $n2 2Mb 3ms LL Queue/DropTail Mac Phy/WiredPhy false ""
-    foreach n [list $n1 $n2] {
+    foreach c $clients {
+        $lan addNode $c 2Mb 3ms LL Queue/DropTail Mac Phy/WiredPhy false ""
+    }
+    foreach n [concat $n1 $clients] {
         set ifc [$lan set lanIface_($n)]
         [$ifc set ifq_] set limit_ 1000
         if {$loss > 0} {
@@ -99,10 +109,11 @@ foreach {name file} {req HttpRequestLength rep HttpReplyLength num HttpConnectio
 
 set maxConn 4
 for {set i 0} {$i < $maxConn} {incr i} {
+    set cn [expr {[info exists clients] && [llength $clients] > 1 ? [lindex $clients $i] : $n2}]
     set creq($i) [new Agent/TCP/Reno]; set sreq($i) [new Agent/TCPSink]
     set srep($i) [new Agent/TCP/Reno]; set crep($i) [new Agent/TCPSink]
-    $ns attach-agent $n2 $creq($i); $ns attach-agent $n0 $sreq($i); $ns connect $creq($i) $sreq($i)
-    $ns attach-agent $n0 $srep($i); $ns attach-agent $n2 $crep($i); $ns connect $srep($i) $crep($i)
+    $ns attach-agent $cn $creq($i); $ns attach-agent $n0 $sreq($i); $ns connect $creq($i) $sreq($i)
+    $ns attach-agent $n0 $srep($i); $ns attach-agent $cn $crep($i); $ns connect $srep($i) $crep($i)
     $creq($i) proc done {} "doneRequest $i"
     $srep($i) proc done {} "doneReply $i"
 }
