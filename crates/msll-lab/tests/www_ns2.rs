@@ -197,8 +197,9 @@ fn host_pair_snoop_www_follows_ns2_35() {
 /// ns-2.35's `LL/LLSnoop` with each connection pair on its own client node, which gives every pair
 /// its own Snoop state in 2.35 too. Real ns-2's Snoop is well ahead of the plain link on WWW
 /// (1.72x at 1 %, 1.96x at 3 %), and so is ours (1.44x, 1.50x when written): Snoop ~ Raw on WWW
-/// (seeds 000/001) is not ns-2's Snoop behaviour. Ours repairs somewhat less than ns-2's (requests
-/// 10-17 % fewer): ns-2's Snoop sits above the interface queue of a LAN.
+/// (seeds 000/001) is not ns-2's Snoop behaviour. Ours repairs somewhat less here (requests 10-17 %
+/// fewer) because `ns2-new-ports` gives each transfer a fresh Snoop state with the initial RTT
+/// estimate, where ns-2's per-pair object keeps its learned RTT (docs/www.md).
 #[test]
 fn per_connection_snoop_www_follows_ns2_35() {
     for (loss, ll, sn) in [
