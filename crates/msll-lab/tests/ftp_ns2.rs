@@ -26,9 +26,10 @@ fn ns2_mean(reference: &str, link: &str, p: &str) -> f64 {
     vals.iter().sum::<f64>() / 30.0
 }
 
-/// msll's mean throughput at levels 1 and 2 of `link` (a preset, or `hscsd2` = HSCSD on WAN2). `knobs` = the dissertation preset with
-/// ns-2.35's Fast Recovery exit rule (`mark_exited`), i.e. what ns-2.35 can be configured into
-/// ("2.1b4 knobs", tools/ns2-crosscheck/README.md); otherwise stock 2.35 with the 0.5 s tick.
+/// msll's mean throughput at levels 1 and 2 of `link` (`hscsd2` = HSCSD on WAN2). `knobs` = the
+/// dissertation preset with ns-2.35's Fast Recovery exit rule (`mark_exited`), i.e. what ns-2.35
+/// can be configured into ("2.1b4 knobs", tools/ns2-crosscheck/README.md); otherwise stock 2.35
+/// with the 0.5 s tick.
 fn msll(link: &str, knobs: bool) -> [f64; 2] {
     let (preset, topo, seg, bytes) = match link {
         "hscsd" => ("hscsd", "WAN1", 100, 10_000_000),
@@ -124,7 +125,7 @@ fn check(reference: &str, knobs: bool) {
 /// Stock ns-2.35 Reno (SYN, IW 2, 40-byte headers, Limited Transmit, RFC 2988 RTO) with the
 /// dissertation's 0.5 s tick. Within 4 % (measured when written: 0.6 %).
 #[test]
-fn ftp_matches_stock_ns2_35_on_hscsd_and_80211b() {
+fn ftp_matches_stock_ns2_35_on_hscsd_and_80211b_links() {
     check(
         include_str!("../../../tools/ns2-crosscheck/ref/ftp-2.35.txt"),
         false,

@@ -153,17 +153,16 @@ fn default_www_matches_ns2_35() {
 /// msll 1.28x). Requests per run with Snoop at 3 % agree within 15 %.
 #[test]
 fn host_pair_snoop_www_follows_ns2_35() {
-    let lan = |r: &str| ns2(r);
-    let ll0 = lan(include_str!(
+    let ll0 = ns2(include_str!(
         "../../../tools/ns2-crosscheck/ref/www-lan-ll-l0.txt"
     ));
-    let sn0 = lan(include_str!(
+    let sn0 = ns2(include_str!(
         "../../../tools/ns2-crosscheck/ref/www-lan-snoop-l0.txt"
     ));
-    let ll3 = lan(include_str!(
+    let ll3 = ns2(include_str!(
         "../../../tools/ns2-crosscheck/ref/www-lan-ll-l0.03.txt"
     ));
-    let sn3 = lan(include_str!(
+    let sn3 = ns2(include_str!(
         "../../../tools/ns2-crosscheck/ref/www-lan-snoop-l0.03.txt"
     ));
     let schemes = r#"["default", { kind = "snoop", state = "host-pair" }]"#;
