@@ -14,7 +14,7 @@
 #     Http does) from their own RNG seeded with seed + 1000.
 # Stock ns-2.35 TCP Reno / TCPSink with tcpTick_ 0.5, window_ 20, packetSize_ 1000.
 #
-# Usage: ns www.tcl <link> <loss> <seed> <duration_s> <cdfdir>
+# Usage: ns www.tcl <link> <loss> <seed> <duration_s> <cdfdir> [profile]
 #   link   p2p      : duplex-link n1-n2, ErrorModel (unit pkt) at the head of both directions
 #          lan-ll   : n1-n2 as a LAN (plain Mac, Channel), plain LL on both nodes, ErrorModel
 #                     between each interface's MAC and LL
@@ -25,16 +25,20 @@
 #                     connection pair its own Snoop state, as the dissertation's ns-2.1b4 did
 #                     (state per connection: the port was part of the address)
 #   loss   per-packet drop probability, each direction
+#   profile 2.35 (default: stock) or 2.1b4 (ns-2.35 with 2.1b4's knobs, as chain.tcl: IW 1, no SYN,
+#          no headers, 6 s initial RTO, ...; `reset` stays 2.35's, so 2.1b4's stale-RTT artefact of
+#          reused pairs (docs/www.md) is not reproduced)
 #
 # Prints one line: thr_bps pages requests objects lat_mean_s timeouts transfers, where objects
 # counts every completed reply (pages and embedded objects), lat_mean_s is their mean latency
 # (request issued -> reply fully ACKed at the server) and thr_bps = reply bytes of completed
 # pages x 8 / (last page end - first page start).
 
-if {$argc != 5} {
-    puts stderr "usage: ns www.tcl p2p|lan-ll|lan-snoop|lan-ll-pairs|lan-snoop-pairs loss seed duration_s cdfdir"
+if {$argc != 5 && $argc != 6} {
+    puts stderr "usage: ns www.tcl p2p|lan-ll|lan-snoop|lan-ll-pairs|lan-snoop-pairs loss seed duration_s cdfdir \[2.35|2.1b4\]"
     exit 1
 }
+set profile [expr {$argc == 6 ? [lindex $argv 5] : "2.35"}]
 set link   [lindex $argv 0]
 set loss   [lindex $argv 1]
 set seed   [lindex $argv 2]
@@ -44,6 +48,24 @@ set cdfdir [lindex $argv 4]
 Agent/TCP set tcpTick_ 0.5
 Agent/TCP set window_ 20
 Agent/TCP set packetSize_ 1000
+if {$profile == "2.1b4"} {
+    Agent/TCP set windowInit_ 1
+    Agent/TCP set syn_ false
+    Agent/TCP set delay_growth_ false
+    Agent/TCP set useHeaders_ false
+    Agent/TCP set singledup_ 0
+    Agent/TCP set precisionReduce_ false
+    Agent/TCP set exitFastRetrans_ false
+    Agent/TCP set timerfix_ false
+    Agent/TCP set bugfix_ss_ 0
+    Agent/TCP set rfc2988_ false
+    Agent/TCP set minrto_ 0
+    Agent/TCP set maxrto_ 100000
+    Agent/TCP set rtxcur_init_ 6.0
+} elseif {$profile != "2.35"} {
+    puts stderr "unknown profile $profile"
+    exit 1
+}
 
 set ns [new Simulator]
 global defaultRNG
