@@ -6,8 +6,8 @@
 # with byte errors at exponential intervals of mean <mean> bytes (ErrorModel unit byte between
 # each interface's MAC and LL); <ll> on the base stations b1, b2 only, plain LL on the hosts.
 # Stock ns-2.35 Reno, tcpTick_ 0.5, window_ 20, 1000-byte packets, queues of 1000.
-# Coarse: ns-2's LAN (MAC, LL, LAN router) runs at 1.81 Mbit/s error-free where msll's link runs
-# at 4.99, so only Snoop's ratio to the plain link compares.
+# Coarse: ns-2's LAN (one channel for both directions, MAC, LL) runs at 4.52 Mbit/s error-free where
+# msll's links run at 4.99, so only Snoop's ratio to the plain link compares.
 #
 # Usage: ns twolinks.tcl <LL|LL/LLSnoop> <mean_bytes, 0 = error-free> <seed> <npkts>
 # Prints: thr_bps <application bits / completion time> timeouts <nrexmit_>
@@ -29,6 +29,8 @@ proc mklan {bs host} {
     foreach n [list $bs $host] {
         set ifc [$lan set lanIface_($n)]
         [$ifc set ifq_] set limit_ 1000
+        # The LAN's Mac runs at its class default (2 Mbit/s) unless told: LanNode's -bw is not passed on.
+        [$ifc set mac_] set bandwidth_ 5Mb
         if {$mean > 0} {
             set em [new ErrorModel]; $em unit byte; $em set rate_ [expr {1.0/$mean}]
             $em ranvar [new RandomVariable/Uniform]; $em drop-target [new Agent/Null]

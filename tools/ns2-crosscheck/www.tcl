@@ -110,6 +110,8 @@ if {$link == "p2p"} {
     foreach n [concat $n1 $clients] {
         set ifc [$lan set lanIface_($n)]
         [$ifc set ifq_] set limit_ 1000
+        # The LAN's Mac runs at its class default (2 Mbit/s) unless told: LanNode's -bw is not passed on.
+        [$ifc set mac_] set bandwidth_ 2Mb
         if {$loss > 0} {
             set em [errmodel]
             $em target [$ifc set ll_]
