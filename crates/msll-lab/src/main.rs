@@ -53,6 +53,10 @@ enum Cmd {
         /// Write an ns-2-like event trace of the first point's first replication.
         #[arg(long)]
         trace: Option<PathBuf>,
+        /// Only the points whose label contains one of these (comma separated), e.g.
+        /// `--point L4/snoop,L4/default`.
+        #[arg(long, value_delimiter = ',')]
+        point: Vec<String>,
     },
     /// Run the experiment catalogue of the seeds: every figure, plots, claims, report.
     Reproduce {
@@ -137,8 +141,10 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             format,
             threads,
             trace,
+            point,
         } => {
-            let sc = Scenario::load(&scenario)?;
+            let mut sc = Scenario::load(&scenario)?;
+            sc.retain_points(&point)?;
             let opts = RunOptions {
                 reps,
                 seed,

@@ -696,6 +696,29 @@ impl Scenario {
     pub fn name(&self) -> &str {
         &self.raw.scenario.name
     }
+
+    /// Keep only the points whose label (`link/topology/level/scheme`, as `msll run` prints it)
+    /// contains one of `patterns`; an error lists the labels if a pattern matches none.
+    pub fn retain_points(&mut self, patterns: &[String]) -> Result<(), ScenarioError> {
+        if patterns.is_empty() {
+            return Ok(());
+        }
+        for pat in patterns {
+            if !self.points.iter().any(|p| p.label.contains(pat.as_str())) {
+                let labels: Vec<&str> = self.points.iter().map(|p| p.label.as_str()).collect();
+                return Err(ScenarioError {
+                    file: self.file.clone(),
+                    msg: format!(
+                        "--point {pat:?} matches no point (points: {})",
+                        labels.join(", ")
+                    ),
+                });
+            }
+        }
+        self.points
+            .retain(|p| patterns.iter().any(|pat| p.label.contains(pat.as_str())));
+        Ok(())
+    }
 }
 
 fn app_spec(

@@ -413,3 +413,46 @@ fn shards_merge_to_the_same_results() {
         std::fs::read(whole.join(f)).unwrap()
     );
 }
+
+/// `msll run --point` keeps the points whose label contains one of the patterns (union), and a
+/// pattern that matches nothing is a one-line error with exit code 2 that lists the labels.
+#[test]
+fn run_selects_points_by_label() {
+    let d = tmpdir("point");
+    let f = d.join("sweep.toml");
+    std::fs::write(
+        &f,
+        format!("{GOOD}\n[sweep]\nlevel = [1, 2]\nscheme = [\"default\", \"rlp-oos\"]\n"),
+    )
+    .unwrap();
+    let out = run_ok(
+        msll()
+            .args(["run", "--format", "csv", "--point", "L2/rlp-oos,L1/default"])
+            .arg(&f),
+    );
+    let csv = String::from_utf8(out.stdout).unwrap();
+    let points: std::collections::BTreeSet<&str> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(1).unwrap())
+        .collect();
+    assert_eq!(
+        points.into_iter().collect::<Vec<_>>(),
+        ["cellular/LAN1/L1/default", "cellular/LAN1/L2/rlp-oos"],
+        "{csv}"
+    );
+    let out = msll()
+        .args(["run", "--point", "L9"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("sweep.toml")
+            && err.contains("--point \"L9\"")
+            && err.contains("cellular/LAN1/L2/rlp-oos"),
+        "{err}"
+    );
+}
