@@ -47,27 +47,8 @@ if {$topo == "cell"} {
     Agent/TCP set packetSize_ 1000
 }
 
-if {$profile == "2.1b4"} {
-    Agent/TCP set windowInit_ 1
-    Agent/TCP set syn_ false
-    Agent/TCP set delay_growth_ false
-    Agent/TCP set useHeaders_ false
-    Agent/TCP set singledup_ 0
-    Agent/TCP set precisionReduce_ false
-    Agent/TCP set exitFastRetrans_ false
-    Agent/TCP set timerfix_ false
-    Agent/TCP set bugfix_ss_ 0
-    Agent/TCP set rfc2988_ false
-    Agent/TCP set minrto_ 0
-    Agent/TCP set maxrto_ 100000
-    Agent/TCP set rtxcur_init_ 6.0
-    # 2.1b4's DelAck had neither exception (ns2-semantics.md 2).
-    Agent/TCPSink set RFC2581_immediate_ack_ false
-    Agent/TCPSink set SYN_immediate_ack_ false
-} elseif {$profile != "2.35"} {
-    puts stderr "unknown profile $profile"
-    exit 1
-}
+source [file join [file dirname [info script]] profile.tcl]
+tcp_profile $profile
 
 set ns [new Simulator]
 global defaultRNG
