@@ -118,9 +118,55 @@ fn quicken(p: &mut Point) {
 
 /// Bumped whenever a model default changes results without changing a run's resolved
 /// configuration (e.g. a default timer rule), so an existing cache is not reused for it.
+/// `tests/golden.rs` holds the model to it: a run whose configuration is unchanged but whose
+/// results changed fails the test until this is bumped.
 /// 2: RLP NAK timer allows 8 frames of sender queueing (AMB-4).
 /// 3: GBN/SR retransmission timeout gets the same allowance ("the same values", L777).
-const MODEL_REVISION: u32 = 3;
+pub const MODEL_REVISION: u32 = 3;
+
+/// One point's fingerprint: what the cache keys a run by, and what the run gives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fingerprint {
+    pub scenario: String,
+    pub point: String,
+    /// Resolved configuration and input files (the model-independent part of a cache key).
+    pub config: u64,
+    /// Every metric of replication 0 of the `--quick` run, to 9 significant digits (robust to
+    /// last-bit differences of a platform's libm, sensitive to any change of behaviour).
+    pub results: u64,
+}
+
+/// Fingerprints of every point of `catalogue`, each run once as `reproduce --quick` runs it
+/// (replication 0, scenario seed), in parallel; in catalogue order.
+pub fn fingerprints(catalogue: &[Scenario]) -> Result<Vec<Fingerprint>> {
+    let mut input_cache = BTreeMap::new();
+    let mut jobs = Vec::new();
+    for sc in catalogue {
+        for p in &sc.points {
+            let mut p = p.clone();
+            quicken(&mut p);
+            let cfg = serde_json::to_vec(&p.config)?;
+            let inputs = input_digest(&p.config, &sc.dir, &mut input_cache);
+            jobs.push((sc, p, fnv64(&[&cfg, inputs.as_bytes()])));
+        }
+    }
+    jobs.par_iter()
+        .map(|(sc, p, config)| {
+            let r = run_job(sc, p, sc.raw.scenario.seed, 0)?;
+            let text: String = r
+                .metrics
+                .iter()
+                .map(|(k, v)| format!("{k}={v:.8e};"))
+                .collect();
+            Ok(Fingerprint {
+                scenario: sc.name().to_string(),
+                point: p.label.clone(),
+                config: *config,
+                results: fnv64(&[text.as_bytes()]),
+            })
+        })
+        .collect()
+}
 
 fn cache_path(out: &Path, _sc: &Scenario, key: &str) -> PathBuf {
     out.join("cache")
