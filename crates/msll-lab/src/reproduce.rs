@@ -129,7 +129,8 @@ pub const MODEL_REVISION: u32 = 3;
 pub struct Fingerprint {
     pub scenario: String,
     pub point: String,
-    /// Resolved configuration and input files (the model-independent part of a cache key).
+    /// Resolved configuration, input files and seed (the model-independent part of a cache
+    /// key).
     pub config: u64,
     /// Every metric of replication 0 of the `--quick` run, to 9 significant digits (robust to
     /// last-bit differences of a platform's libm, sensitive to any change of behaviour).
@@ -147,7 +148,8 @@ pub fn fingerprints(catalogue: &[Scenario]) -> Result<Vec<Fingerprint>> {
             quicken(&mut p);
             let cfg = serde_json::to_vec(&p.config)?;
             let inputs = input_digest(&p.config, &sc.dir, &mut input_cache);
-            jobs.push((sc, p, fnv64(&[&cfg, inputs.as_bytes()])));
+            let seed = sc.raw.scenario.seed.to_le_bytes();
+            jobs.push((sc, p, fnv64(&[&cfg, inputs.as_bytes(), &seed])));
         }
     }
     jobs.par_iter()
