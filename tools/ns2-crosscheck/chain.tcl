@@ -70,24 +70,23 @@ $ns queue-limit $n1 $n2 1000
 $ns queue-limit $n2 $n1 1000
 $ns queue-limit $n1 $n0 1000
 
-if {$loss > 0} {
+# Per-packet loss at the head of a link, before its queue (ns2-semantics.md 4.1).
+proc lossy_head {rate from to} {
+    global ns
     set em [new ErrorModel]
-    $em set rate_ $loss
+    $em set rate_ $rate
     $em unit pkt
     $em ranvar [new RandomVariable/Uniform]
     $em drop-target [new Agent/Null]
-    # Link head, before the queue (ns2-semantics.md 4.1).
-    $ns lossmodel $em $n1 $n2
+    $ns lossmodel $em $from $to
+}
+if {$loss > 0} {
+    lossy_head $loss $n1 $n2
 }
 if {$revloss > 0} {
     # ACK losses: the same model on the first hop back. Created after the forward model, so
     # with both on, the two draw from the default RNG in event order.
-    set em2 [new ErrorModel]
-    $em2 set rate_ $revloss
-    $em2 unit pkt
-    $em2 ranvar [new RandomVariable/Uniform]
-    $em2 drop-target [new Agent/Null]
-    $ns lossmodel $em2 $n2 $n1
+    lossy_head $revloss $n2 $n1
 }
 if {$tracing} {
     # A packet dropped by the error model never reaches the n1->n2 queue, so it has no
