@@ -14,7 +14,9 @@
 //! from the earliest 25 events, buckets doubled/halved with the queue) loses 8-11 % (a10 68.1 M,
 //! b-sr 882.9 -> 982.1 M, c 876.0 -> 971.6 M, f 172.7 M): with 4-70 pending events spread from
 //! microseconds (frames) to seconds (timers), its sorted-bucket inserts and day scans cost more
-//! than a 5-level sift.
+//! than a 5-level sift. Session 7 timed a 4-ary heap with bottom-up deletion once more (by wall
+//! time, not instructions): -3 % on the multi-service runs in one hour, nothing in the next; not
+//! kept (docs/performance.md, session 7).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Write target/pgo/msll.profdata, the profile that tools/pgo/rustc-wrapper feeds to rustc when you
+# build with RUSTC_WRAPPER=$PWD/tools/pgo/rustc-wrapper (opt-in; tools/pgo/README.md). Functions
+# edited since the profile was taken are compiled without profile data: rerun after changes.
+#   1. build msll and mslld instrumented (-Cprofile-generate) in target/pgo-gen;
+#   2. run the training workload: the whole catalogue once in its --quick form (every scenario,
+#      every scheme, the code paths of the full run), the simulator benchmarks, and the tunnel
+#      daemon's loopback benchmark for each scheme;
+#   3. merge the raw counts with the llvm-profdata of rustc's own LLVM and record that LLVM's
+#      major version (the wrapper uses the profile only with the same major version).
+# Needs: rustup component add llvm-tools. Takes about 3 minutes on 2 cores.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+host=$(rustc -vV | sed -n 's/^host: //p')
+pd="$(rustc --print sysroot)/lib/rustlib/$host/bin/llvm-profdata"
+[ -x "$pd" ] || { echo "refresh.sh: $pd missing; run: rustup component add llvm-tools" >&2; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+gen="$root/target/pgo-gen"
+MSLL_PGO=0 RUSTFLAGS="-Cprofile-generate=$tmp/raw" CARGO_TARGET_DIR="$gen" \
+    cargo build --release -q --bin msll --bin mslld
+rm -rf "$tmp/raw" # build scripts ran instrumented too; their counts are not wanted
+"$gen/release/msll" reproduce --quick --out "$tmp/quick" >/dev/null
+"$gen/release/msll" bench --only a,b-sr,b-snoop,c,d-sr,e,f --repeat 1 >/dev/null
+"$gen/release/mslld" bench --scheme default,sr-m2,rlp,rlp-oos,gbn,xor --seconds 1 >/dev/null 2>&1
+out="$root/target/pgo"
+mkdir -p "$out"
+"$pd" merge -o "$out/msll.profdata" "$tmp/raw"
+rustc -vV | sed -n 's/^LLVM version: \([0-9]*\).*/\1/p' > "$out/llvm-version"
+echo "wrote target/pgo/msll.profdata ($(du -k "$out/msll.profdata" | cut -f1) KiB, LLVM $(cat "$out/llvm-version"))"
+echo "build with: RUSTC_WRAPPER=$root/tools/pgo/rustc-wrapper CARGO_TARGET_DIR=target/pgo-use cargo build --release"
