@@ -80,6 +80,13 @@ const INITIAL_RTTVAR: f64 = 0.25;
 const GAIN: f64 = 0.125;
 /// Connections kept before idle ones (empty cache, no timer) are forgotten.
 const MAX_IDLE_CONNS: usize = 1024;
+/// A connection untouched this long is forgotten too, cache and all, once `MAX_IDLE_CONNS` is
+/// reached: a TCP sender silent for 10 minutes has given up (ns-2 never forgets, but its runs see a
+/// few connections; a tunnel sees every connection its hosts ever open).
+const STALE_AFTER: Duration = Duration::from_secs(600);
+/// Hard bound on tracked connections: past it the least recently active one is forgotten, so
+/// memory stays below ~`MAX_CONNS` x `buffer` packets whatever the traffic.
+const MAX_CONNS: usize = 4 * MAX_IDLE_CONNS;
 /// Wireless-uplink data sequence numbers remembered per connection for ELN.
 const WL_SEEN_MAX: usize = 256;
 /// ELN mark: the TCP ECE bit (see `wire::ip::TcpRepr::ECE`).
@@ -221,10 +228,12 @@ struct Conn {
     // wireless host as TCP sender (ELN bookkeeping)
     wl_seen: BTreeSet<u32>,
     wl_last_ack: Option<u32>,
+    /// Last time a packet of this connection passed (for forgetting abandoned ones).
+    last_active: Instant,
 }
 
 impl Conn {
-    fn new() -> Self {
+    fn new(now: Instant) -> Self {
         Conn {
             alive: false,
             cache: VecDeque::new(),
@@ -238,6 +247,7 @@ impl Conn {
             timer: Timer::default(),
             wl_seen: BTreeSet::new(),
             wl_last_ack: None,
+            last_active: now,
         }
     }
 
@@ -287,12 +297,26 @@ impl Snoop {
         }
     }
 
-    fn conn(&mut self, key: Key) -> &mut Conn {
+    fn conn(&mut self, now: Instant, key: Key) -> &mut Conn {
         if self.conns.len() >= MAX_IDLE_CONNS && !self.conns.contains_key(&key) {
-            // Forget finished connections (ns-2 keeps them forever; their state is empty).
-            self.conns.retain(|_, c| !c.idle());
+            // Forget finished connections (ns-2 keeps them forever; their state is empty) and
+            // abandoned ones.
+            self.conns
+                .retain(|_, c| !c.idle() && now.saturating_since(c.last_active) < STALE_AFTER);
+            if self.conns.len() >= MAX_CONNS {
+                let oldest = self
+                    .conns
+                    .iter()
+                    .min_by_key(|(_, c)| c.last_active)
+                    .map(|(k, _)| *k);
+                if let Some(k) = oldest {
+                    self.conns.remove(&k);
+                }
+            }
         }
-        self.conns.entry(key).or_insert_with(Conn::new)
+        let c = self.conns.entry(key).or_insert_with(|| Conn::new(now));
+        c.last_active = now;
+        c
     }
 
     /// `max(srtt + 4 rttvar, tick)`, times the timer factor.
@@ -311,7 +335,7 @@ impl Snoop {
     /// `snoop_data`: a TCP data packet going down to the wireless host.
     fn on_data_down(&mut self, now: Instant, key: Key, seq: u32, packet: &Bytes) {
         let (cfg, factor) = (self.cfg, self.factor);
-        let c = self.conn(key);
+        let c = self.conn(now, key);
         if c.alive && seq == 0 {
             // ns-2 reuses an agent after `reset`: a new transfer starts; estimates are kept.
             c.cache.clear();
@@ -495,8 +519,13 @@ impl Snoop {
     }
 
     /// Data from a wireless TCP sender going up: remember which sequence numbers crossed the link.
-    fn on_data_up(&mut self, key: Key, seq: u32) {
-        let c = self.conn(key);
+    fn on_data_up(&mut self, now: Instant, key: Key, seq: u32) {
+        if !self.cfg.eln {
+            // Only ELN reads these sequence numbers, and only ELN's ACK path prunes them:
+            // without it they would keep every connection "active" forever.
+            return;
+        }
+        let c = self.conn(now, key);
         if c.wl_last_ack.is_some_and(|a| lt(seq, a)) {
             return;
         }
@@ -567,7 +596,7 @@ impl Service for Snoop {
             }
             Some(t) => {
                 let key = self.key(t.dst, t.src);
-                self.on_data_up(key, t.seq);
+                self.on_data_up(now, key, t.seq);
                 Verdict::Propagate
             }
             None => Verdict::Propagate,
