@@ -278,25 +278,43 @@ pub struct ImpairConfig {
 pub enum ConfigError {
     #[error("reading {0}: {1}")]
     Io(PathBuf, std::io::Error),
-    // The TOML error is the source: anyhow prints it as the cause, once.
-    #[error("parsing the configuration")]
-    Parse(#[from] toml::de::Error),
+    // The TOML error is in the message (not a `source`), so `InFile` can prefix it with the path
+    // and anyhow still prints it once.
+    #[error("parsing the configuration: {0}")]
+    Parse(toml::de::Error),
     #[error("{0}")]
     Invalid(String),
+    /// Any of the above, in a named configuration file.
+    #[error("{}: {inner}", path.display())]
+    InFile {
+        path: PathBuf,
+        inner: Box<ConfigError>,
+    },
 }
+
+/// Largest TUN MTU (and frame payload): a full packet plus the longest scheme header and the
+/// datagram's own overhead must fit one UDP datagram.
+pub const MAX_MTU: usize =
+    crate::wire::MAX_DATAGRAM - crate::wire::OVERHEAD - msll_proto::wire::HEAD_MAX;
+/// `hello_interval_s` bounds: below 10 ms the daemon would spend itself on hellos.
+const HELLO_RANGE_S: std::ops::RangeInclusive<f64> = 0.01..=3600.0;
 
 impl Config {
     pub fn from_file(path: &Path) -> Result<Config, ConfigError> {
         let s =
             std::fs::read_to_string(path).map_err(|e| ConfigError::Io(path.to_path_buf(), e))?;
-        let mut c: Config = toml::from_str(&s)?;
+        let in_file = |inner| ConfigError::InFile {
+            path: path.to_path_buf(),
+            inner: Box::new(inner),
+        };
+        let mut c: Config = toml::from_str(&s).map_err(|e| in_file(ConfigError::Parse(e)))?;
         c.base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-        c.validate()?;
+        c.validate().map_err(in_file)?;
         Ok(c)
     }
 
     pub fn from_toml(s: &str) -> Result<Config, ConfigError> {
-        let c: Config = toml::from_str(s)?;
+        let c: Config = toml::from_str(s).map_err(ConfigError::Parse)?;
         c.validate()?;
         Ok(c)
     }
@@ -320,11 +338,32 @@ impl Config {
         if !(self.link.delay_ms.is_finite() && self.link.delay_ms >= 0.0) {
             return bad(format!("link.delay_ms = {}", self.link.delay_ms));
         }
-        if self.tun.mtu < 576 || self.tun.prefix > 32 || self.tun.prefix6 > 128 {
-            return bad("tun.mtu must be >= 576, tun.prefix <= 32, tun.prefix6 <= 128".into());
+        if !(576..=MAX_MTU).contains(&(self.tun.mtu as usize)) {
+            return bad(format!(
+                "tun.mtu = {}: must be in 576..={MAX_MTU} (a frame must fit one UDP datagram)",
+                self.tun.mtu
+            ));
         }
-        if !(self.hello_interval_s.is_finite() && self.hello_interval_s > 0.0) {
-            return bad(format!("hello_interval_s = {}", self.hello_interval_s));
+        if self.tun.prefix > 32 || self.tun.prefix6 > 128 {
+            return bad(format!(
+                "tun.prefix = {} / tun.prefix6 = {}: must be <= 32 / <= 128",
+                self.tun.prefix, self.tun.prefix6
+            ));
+        }
+        if let Some(fp) = self.link.frame_payload {
+            if !(1..=MAX_MTU).contains(&fp) {
+                return bad(format!(
+                    "link.frame_payload = {fp}: must be in 1..={MAX_MTU}"
+                ));
+            }
+        }
+        if !HELLO_RANGE_S.contains(&self.hello_interval_s) {
+            return bad(format!(
+                "hello_interval_s = {}: must be in {}..={} seconds",
+                self.hello_interval_s,
+                HELLO_RANGE_S.start(),
+                HELLO_RANGE_S.end()
+            ));
         }
         if self.limits.ingress_packets == 0 || self.limits.backlog_frames == 0 {
             return bad("limits must be positive".into());
@@ -342,8 +381,8 @@ impl Config {
     }
 
     pub fn psk(&self) -> Result<Psk, ConfigError> {
-        let text = match (&self.key, &self.key_file) {
-            (Some(k), None) => k.clone(),
+        let (text, field) = match (&self.key, &self.key_file) {
+            (Some(k), None) => (k.clone(), "key".to_string()),
             (None, Some(p)) => {
                 use std::os::unix::fs::PermissionsExt;
                 if let Ok(m) = std::fs::metadata(p) {
@@ -351,7 +390,8 @@ impl Config {
                         tracing::warn!(path = %p.display(), "key file is readable by group or others; chmod 600 it");
                     }
                 }
-                std::fs::read_to_string(p).map_err(|e| ConfigError::Io(p.clone(), e))?
+                let text = std::fs::read_to_string(p).map_err(|e| ConfigError::Io(p.clone(), e))?;
+                (text, format!("key_file {}", p.display()))
             }
             _ => {
                 return Err(ConfigError::Invalid(
@@ -359,7 +399,7 @@ impl Config {
                 ))
             }
         };
-        Psk::from_hex(&text).map_err(ConfigError::Invalid)
+        Psk::from_hex(&text).map_err(|e| ConfigError::Invalid(format!("{field}: {e}")))
     }
 
     pub fn rate(&self) -> DataRate {
@@ -474,6 +514,29 @@ delay_ms = 10
             ("p = 0.05", "p = 1.5"),
             ("1c1d1e1f\"", "1c1d1e\""),
             ("delay_ms = 10\n[msll]", "delay_ms = 10\nbogus = 1\n[msll]"),
+            (
+                "address = \"198.19.0.1\"",
+                "address = \"198.19.0.1\"\nmtu = 65500",
+            ),
+            (
+                "address = \"198.19.0.1\"",
+                "address = \"198.19.0.1\"\nmtu = 500",
+            ),
+            (
+                "delay_ms = 10\n[msll]",
+                "delay_ms = 10\nframe_payload = 0\n[msll]",
+            ),
+            ("bind =", "hello_interval_s = 1e-9\nbind ="),
+            ("bind =", "hello_interval_s = 1e9\nbind ="),
+            // 64 bytes but not 64 hex digits: a multi-byte character, and a sign.
+            (
+                "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f",
+                &format!("a{}a", "é".repeat(31)),
+            ),
+            (
+                "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f",
+                &"+f".repeat(32),
+            ),
         ];
         let good = SAMPLE.replace(r#""bulk"]"#, r#""bulk", "rt"]"#);
         assert!(Config::from_toml(&good).is_ok());
@@ -482,5 +545,40 @@ delay_ms = 10
             let s = good.replacen(from, to, 1);
             assert!(Config::from_toml(&s).is_err(), "accepted {to}");
         }
+        // The edge values are fine.
+        let edge = good
+            .replacen("bind =", "hello_interval_s = 0.01\nbind =", 1)
+            .replacen(
+                "address = \"198.19.0.1\"",
+                &format!("address = \"198.19.0.1\"\nmtu = {MAX_MTU}"),
+                1,
+            );
+        assert!(Config::from_toml(&edge).is_ok());
+    }
+
+    #[test]
+    fn errors_name_the_file_field_and_value() {
+        let dir = std::env::temp_dir().join(format!("mslld-cfg-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let good = SAMPLE.replace(r#""bulk"]"#, r#""bulk", "rt"]"#);
+        for (from, to, want) in [
+            ("rate_mbps = 20", "rate_mbps = 0", "link.rate_mbps = 0"),
+            ("rate_mbps = 20", "rate_mbps = \"fast\"", "rate_mbps"),
+            (
+                "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f",
+                "00010203",
+                "key: key must be 64 hex digits, got 8 bytes",
+            ),
+        ] {
+            let path = dir.join("bad.toml");
+            std::fs::write(&path, good.replacen(from, to, 1)).unwrap();
+            let e = format!(
+                "{:#}",
+                anyhow::Error::from(Config::from_file(&path).unwrap_err())
+            );
+            assert!(e.contains(&path.display().to_string()), "{e}");
+            assert!(e.contains(want), "{e}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

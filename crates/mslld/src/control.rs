@@ -25,8 +25,23 @@ impl Drop for ControlGuard {
 
 /// Bind the socket and serve requests in a task; returns the receiver the main loop polls.
 pub fn serve(path: &Path) -> anyhow::Result<(mpsc::Receiver<ControlRequest>, ControlGuard)> {
-    // A stale file from a crashed run would make bind fail.
-    if path.exists() {
+    // A stale socket from a crashed run would make bind fail: remove it, but only if it is a
+    // socket nobody answers on. Anything else at that path (a typo naming a real file, or a
+    // running daemon's live socket) is an error, never deleted.
+    if let Ok(meta) = std::fs::symlink_metadata(path) {
+        use std::os::unix::fs::FileTypeExt;
+        if !meta.file_type().is_socket() {
+            anyhow::bail!(
+                "control = {}: exists and is not a socket; refusing to replace it",
+                path.display()
+            );
+        }
+        if std::os::unix::net::UnixStream::connect(path).is_ok() {
+            anyhow::bail!(
+                "control = {}: another daemon is serving this socket",
+                path.display()
+            );
+        }
         std::fs::remove_file(path)?;
     }
     let listener = UnixListener::bind(path)
@@ -35,6 +50,8 @@ pub fn serve(path: &Path) -> anyhow::Result<(mpsc::Receiver<ControlRequest>, Con
     tokio::spawn(async move {
         loop {
             let Ok((stream, _)) = listener.accept().await else {
+                // Out of file descriptors, typically: retrying at once would spin a core.
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
                 continue;
             };
             let tx = tx.clone();
@@ -120,4 +137,33 @@ pub fn request(path: &Path, line: &str) -> anyhow::Result<String> {
     let mut out = String::new();
     s.read_to_string(&mut out)?;
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn socket_path_is_replaced_only_when_stale() {
+        let dir = std::env::temp_dir().join(format!("mslld-ctl-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        // A regular file at the path (a typo naming real data) is an error and survives.
+        let file = dir.join("data.toml");
+        std::fs::write(&file, "precious").unwrap();
+        let e = serve(&file).err().expect("refused").to_string();
+        assert!(e.contains("not a socket") && e.contains("data.toml"), "{e}");
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "precious");
+        // A stale socket (its daemon gone) is replaced.
+        let sock = dir.join("ctl.sock");
+        drop(std::os::unix::net::UnixListener::bind(&sock).unwrap());
+        assert!(sock.exists());
+        let (_rx, guard) = serve(&sock).expect("stale socket replaced");
+        // A live one is another daemon's: refused, and left serving.
+        let e = serve(&sock).err().expect("refused").to_string();
+        assert!(e.contains("another daemon"), "{e}");
+        assert!(sock.exists());
+        drop(guard);
+        assert!(!sock.exists(), "the guard removes its socket");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -265,5 +265,52 @@ mod tests {
                 proptest::prop_assert!(changed <= 4);
             }
         }
+
+        /// Real SYNs (IPv4 and IPv6, any option layout around an MSS option, any flags), then
+        /// optionally one corrupted byte: a clamp happens exactly when a SYN's MSS exceeds `max`
+        /// and the options parse; it sets MSS to `max`, keeps a valid checksum and changes at
+        /// most 4 bytes.
+        #[test]
+        fn clamps_real_syns_exactly_when_needed(
+            v6 in proptest::prelude::any::<bool>(),
+            nops in 0usize..4,
+            mss in 0u16..=u16::MAX,
+            max in 536u16..1500,
+            syn_flag in proptest::prelude::any::<bool>(),
+            ack_flag in proptest::prelude::any::<bool>(),
+            tail_nops in 0usize..4,
+            corrupt in proptest::option::of((0usize..200, proptest::prelude::any::<u8>())),
+        ) {
+            // NOPs, MSS, NOPs, padded with END to a 4-byte boundary.
+            let mut opts = vec![1u8; nops];
+            opts.extend_from_slice(&[2, 4, (mss >> 8) as u8, mss as u8]);
+            opts.extend(std::iter::repeat_n(1u8, tail_nops));
+            opts.push(0);
+            while opts.len() % 4 != 0 {
+                opts.push(0);
+            }
+            let flags = if syn_flag { SYN } else { 0 } | if ack_flag { 0x10 } else { 0 };
+            let mut p = syn(&opts, flags, v6);
+            let mss_at = tcp_offset(&p).unwrap() + 20 + nops + 2;
+            let mut intact = true;
+            if let Some((i, b)) = corrupt {
+                let i = i % p.len();
+                intact = p[i] == b;
+                p[i] = b;
+            }
+            let got = clamp(&p, max);
+            if intact {
+                proptest::prop_assert_eq!(got.is_some(), syn_flag && mss > max);
+            }
+            if let Some(c) = got {
+                proptest::prop_assert_eq!(c.len(), p.len());
+                let changed = p.iter().zip(&c).filter(|(a, b)| a != b).count();
+                proptest::prop_assert!(changed <= 4);
+                if intact {
+                    proptest::prop_assert_eq!(u16::from_be_bytes([c[mss_at], c[mss_at + 1]]), max);
+                    proptest::prop_assert!(tcp_checksum_ok(&c));
+                }
+            }
+        }
     }
 }

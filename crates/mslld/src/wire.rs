@@ -94,14 +94,21 @@ pub struct Psk(pub [u8; 32]);
 impl Psk {
     /// 64 hex digits.
     pub fn from_hex(s: &str) -> Result<Psk, String> {
-        let s = s.trim();
+        // Work on bytes: a multi-byte character must be an error, not a slice off a char boundary.
+        let s = s.trim().as_bytes();
         if s.len() != 64 {
-            return Err(format!("key must be 64 hex digits, got {}", s.len()));
+            return Err(format!("key must be 64 hex digits, got {} bytes", s.len()));
         }
+        if let Some(i) = s.iter().position(|b| !b.is_ascii_hexdigit()) {
+            return Err(format!(
+                "key must be 64 hex digits: byte {} is not one",
+                i + 1
+            ));
+        }
+        let digit = |b: u8| (b as char).to_digit(16).expect("checked hex digit") as u8;
         let mut k = [0u8; 32];
         for (i, b) in k.iter_mut().enumerate() {
-            *b = u8::from_str_radix(&s[2 * i..2 * i + 2], 16)
-                .map_err(|_| "key must be hex digits".to_string())?;
+            *b = digit(s[2 * i]) << 4 | digit(s[2 * i + 1]);
         }
         Ok(Psk(k))
     }
@@ -344,6 +351,25 @@ mod tests {
                 }
             }
         }
+    }
+
+    proptest! {
+        /// Any text is a key or an error, never a panic; 64 hex digits are always a key, and
+        /// the key prints back as the digits it was read from.
+        #[test]
+        fn key_text_never_panics(s in "[0-9a-fé+ ]{28,66}", hex in "[0-9a-fA-F]{64}") {
+            let _ = Psk::from_hex(&s);
+            let k = Psk::from_hex(&hex).unwrap();
+            prop_assert_eq!(k.to_hex(), hex.to_ascii_lowercase());
+        }
+    }
+
+    #[test]
+    fn key_must_be_plain_hex_digits() {
+        assert!(Psk::from_hex(&format!("a{}a", "é".repeat(31))).is_err());
+        assert!(Psk::from_hex(&"+f".repeat(32)).is_err());
+        assert!(Psk::from_hex(&" 0f".repeat(21)).is_err());
+        assert_eq!(Psk::from_hex(&"0f".repeat(32)).unwrap().0, [0x0f; 32]);
     }
 
     fn cipher() -> Cipher {

@@ -417,12 +417,22 @@ fn run_phase(lab: &mut Lab, services: &str) {
     lab.wait_up();
 }
 
+/// Where the environment cannot host the lab the test is skipped with a message, unless
+/// `MSLLD_REQUIRE_NETNS=1` says this machine must run it: then a skip is a failure.
+fn skip(why: &str) {
+    let msg =
+        format!("SKIPPED netns_tunnel_acceptance: {why} (needs root, /dev/net/tun and `ip netns`)");
+    assert!(
+        std::env::var_os("MSLLD_REQUIRE_NETNS").is_none_or(|v| v != "1"),
+        "MSLLD_REQUIRE_NETNS=1 but {msg}"
+    );
+    eprintln!("{msg}");
+}
+
 #[test]
 fn netns_tunnel_acceptance() {
     if let Some(why) = skip_reason() {
-        eprintln!(
-            "SKIPPED netns_tunnel_acceptance: {why} (needs root, /dev/net/tun and `ip netns`)"
-        );
+        skip(&why);
         return;
     }
     let t_start = Instant::now();
@@ -430,7 +440,7 @@ fn netns_tunnel_acceptance() {
         Ok(l) => l,
         Err(e) => {
             // E.g. no veth support: an environment limit, not a daemon fault.
-            eprintln!("SKIPPED netns_tunnel_acceptance: namespace setup failed: {e}");
+            skip(&format!("namespace setup failed: {e}"));
             return;
         }
     };
