@@ -2,7 +2,7 @@
 //!
 //! ```text
 //!  scenarios/**/*.toml --select (--only)--> jobs (scenario x point x replication)
-//!      --shard i/n--> run the missing ones (rayon, progress+ETA) --> cache/<scenario>/<key>.json
+//!      --shard i/n--> run the missing ones (rayon, progress+ETA) --> cache/<key[..2]>/<key>.json
 //!      --> data/*.csv|json --> report/figures/*.svg|png --> claims --> report/{index.html,README.md}
 //! ```
 //!
@@ -61,10 +61,33 @@ pub fn catalogue(dir: &Path) -> Result<Vec<Scenario>> {
         }
     }
     files.sort();
-    files
+    let scenarios: Vec<Scenario> = files
         .iter()
         .map(|f| Scenario::load(f).map_err(anyhow::Error::new))
-        .collect()
+        .collect::<Result<_>>()?;
+    // Results and figures are keyed by scenario name and figure id: two files sharing one would
+    // show one file's data under the other's name.
+    let mut names = std::collections::BTreeMap::new();
+    let mut ids = std::collections::BTreeMap::new();
+    for sc in &scenarios {
+        if let Some(other) = names.insert(sc.name().to_string(), sc.file.clone()) {
+            anyhow::bail!(
+                "{}: scenario.name = \"{}\" is already the name of {other}",
+                sc.file,
+                sc.name()
+            );
+        }
+        for f in &sc.raw.figure {
+            if let Some(other) = ids.insert(f.id.clone(), sc.file.clone()) {
+                anyhow::bail!(
+                    "{}: figure id = \"{}\" is already a figure of {other}",
+                    sc.file,
+                    f.id
+                );
+            }
+        }
+    }
+    Ok(scenarios)
 }
 
 fn stem(sc: &Scenario) -> String {

@@ -94,11 +94,38 @@ pub struct MsllSection {
 }
 
 /// A classifier given by name or as a full table.
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 #[serde(untagged)]
 pub enum ClassifierRef {
     Name(String),
     Config(ClassifierConfig),
+}
+
+// By hand rather than `untagged`: serde's untagged error ("did not match any variant") would hide
+// which field of the table is wrong.
+impl<'de> Deserialize<'de> for ClassifierRef {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = ClassifierRef;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(
+                    "a classifier name (\"heuristic\") or a table ({ kind = \"diffserv\", ... })",
+                )
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<ClassifierRef, E> {
+                Ok(ClassifierRef::Name(v.to_string()))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<ClassifierRef, A::Error> {
+                ClassifierConfig::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+                    .map(ClassifierRef::Config)
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 /// First UDP port of the simulator's conferencing apps (app i uses 5000 + i), matched by the
@@ -113,7 +140,10 @@ fn resolve_scheme(field: &str, s: &SchemeRef) -> Result<SchemeConfig, String> {
                 SchemeConfig::NAMES.join(", ")
             )
         }),
-        SchemeRef::Config(c) => Ok(c.clone()),
+        SchemeRef::Config(c) => c
+            .validate()
+            .map(|()| c.clone())
+            .map_err(|e| format!("{field}.{e}")),
     }
 }
 
@@ -293,11 +323,36 @@ pub struct AppSection {
 }
 
 /// A WWW think time: seconds, or "mah" for Mah's empirical distribution.
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 #[serde(untagged)]
 pub enum ThinkTimeRef {
     Seconds(f64),
     Name(String),
+}
+
+impl<'de> Deserialize<'de> for ThinkTimeRef {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = ThinkTimeRef;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("seconds (a number) or \"mah\" (HttpThinkTime.cdf)")
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<ThinkTimeRef, E> {
+                Ok(ThinkTimeRef::Seconds(v))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<ThinkTimeRef, E> {
+                Ok(ThinkTimeRef::Seconds(v as f64))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<ThinkTimeRef, E> {
+                Ok(ThinkTimeRef::Seconds(v as f64))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<ThinkTimeRef, E> {
+                Ok(ThinkTimeRef::Name(v.to_string()))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 /// A scheme given by short name ("sr-m2") or as a full table (`{ kind = "snoop", local_timer =
@@ -482,13 +537,26 @@ impl Scenario {
         if m.name.trim().is_empty() {
             return Err(err("scenario.name = \"\": must not be empty".into()));
         }
+        // Names and figure ids become file names: keep them to one path component.
+        let safe = |v: &str| {
+            !v.starts_with('.')
+                && v.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+        };
+        if !safe(&m.name) {
+            return Err(err(format!(
+                "scenario.name = \"{}\": use letters, digits, '.', '_' and '-' only (it names files)",
+                m.name
+            )));
+        }
         if m.replications == 0 {
             return Err(err("scenario.replications = 0: must be at least 1".into()));
         }
         if let Some(d) = m.duration_s {
-            if !(d.is_finite() && d > 0.0) {
+            // Up to a simulated year: the seeds run 500-2000 s.
+            if !(d.is_finite() && d > 0.0 && d <= 3.2e7) {
                 return Err(err(format!(
-                    "scenario.duration_s = {d}: must be a positive number of seconds"
+                    "scenario.duration_s = {d}: must be a positive number of seconds, at most 3.2e7 (a year)"
                 )));
             }
         }
@@ -566,7 +634,10 @@ impl Scenario {
                             SchemeConfig::NAMES.join(", ")
                         ))
                     }),
-                    SchemeRef::Config(c) => Ok(c.clone()),
+                    SchemeRef::Config(c) => c
+                        .validate()
+                        .map(|()| c.clone())
+                        .map_err(|e| err(format!("sweep.scheme[{}].{e}", c.label()))),
                 })
                 .collect::<Result<_, _>>()?
         };
@@ -579,15 +650,15 @@ impl Scenario {
                 .collect()
         };
         if let Some(r) = raw.link.rate_bps {
-            if r <= 0 {
+            if !(1..=100_000_000_000).contains(&r) {
                 return Err(err(format!(
-                    "link.rate_bps = {r}: must be a positive bit rate"
+                    "link.rate_bps = {r}: must be a positive bit rate of at most 1e11 (100 Gbit/s)"
                 )));
             }
         }
         if let Some(d) = raw.link.delay_s {
-            if !(d.is_finite() && d >= 0.0) {
-                return Err(err(format!("link.delay_s = {d}: must be >= 0 seconds")));
+            if !(d.is_finite() && (0.0..=3600.0).contains(&d)) {
+                return Err(err(format!("link.delay_s = {d}: must be 0..=3600 seconds")));
             }
         }
         if let Some(f) = raw.link.frame_payload {
@@ -603,6 +674,15 @@ impl Scenario {
         for (i, f) in raw.figure.iter().enumerate() {
             if f.id.trim().is_empty() {
                 return Err(err(format!("figure[{i}].id = \"\": must not be empty")));
+            }
+            if !safe(&f.id) {
+                return Err(err(format!(
+                    "figure[{i}].id = \"{}\": use letters, digits, '.', '_' and '-' only (it names files)",
+                    f.id
+                )));
+            }
+            if raw.figure[..i].iter().any(|g| g.id == f.id) {
+                return Err(err(format!("figure[{i}].id = \"{}\": given twice", f.id)));
             }
             if !(f.scale.is_finite() && f.scale != 0.0) {
                 return Err(err(format!(
@@ -743,9 +823,61 @@ fn app_spec(
             Ok(v)
         }
     };
+    // A field of another application kind is a mistake, not something to ignore silently.
+    let given: [(&str, bool); 14] = [
+        ("peak_rate_bps", a.peak_rate_bps.is_some()),
+        ("packet_size", a.packet_size.is_some()),
+        ("talk_mean_s", a.talk_mean_s.is_some()),
+        ("silence_mean_s", a.silence_mean_s.is_some()),
+        ("bytes", a.bytes.is_some()),
+        ("tcp", a.tcp.is_some()),
+        ("window", a.window.is_some()),
+        ("segment_size", a.segment_size.is_some()),
+        ("tick", a.tick.is_some()),
+        ("delayed_ack", a.delayed_ack.is_some()),
+        ("think_time", a.think_time.is_some()),
+        ("max_connections", a.max_connections.is_some()),
+        ("connections", a.connections.is_some()),
+        ("start_s", false),
+    ];
+    const TCP: [&str; 5] = ["tcp", "window", "segment_size", "tick", "delayed_ack"];
+    let applies = |f: &str| match a.kind.as_str() {
+        "conference" => [
+            "peak_rate_bps",
+            "packet_size",
+            "talk_mean_s",
+            "silence_mean_s",
+        ]
+        .contains(&f),
+        "ftp" => f == "bytes" || TCP.contains(&f),
+        "www" => ["think_time", "max_connections", "connections"].contains(&f) || TCP.contains(&f),
+        _ => true,
+    };
+    if let Some((f, _)) = given.iter().find(|(f, set)| *set && !applies(f)) {
+        return Err(format!(
+            "app[{i}].{f}: does not apply to kind = \"{}\"",
+            a.kind
+        ));
+    }
     match a.kind.as_str() {
         "conference" => {
             let packet_size = pos("packet_size", a.packet_size, link.frame_payload as i64)?;
+            if packet_size > u16::MAX as i64 {
+                return Err(format!(
+                    "app[{i}].packet_size = {packet_size}: an IP packet has at most 65535 bytes"
+                ));
+            }
+            let peak = pos(
+                "peak_rate_bps",
+                a.peak_rate_bps,
+                preset.conf_rate_bps as i64,
+            )?;
+            // One packet per interval: the interval must be at least a nanosecond.
+            if (packet_size as f64 * 8.0 / peak as f64) < 1e-9 {
+                return Err(format!(
+                    "app[{i}].peak_rate_bps = {peak}: {packet_size}-byte packets would be less than 1 ns apart"
+                ));
+            }
             if packet_size < msll_sim::app::conference::CONF_MIN_PACKET as i64 {
                 return Err(format!(
                     "app[{i}].packet_size = {packet_size}: conferencing packets need at least {} bytes",
@@ -758,11 +890,7 @@ fn app_spec(
                 return Err(format!("app[{i}].talk_mean_s = 0: must be positive"));
             }
             Ok(AppSpec::Conference {
-                peak_rate_bps: pos(
-                    "peak_rate_bps",
-                    a.peak_rate_bps,
-                    preset.conf_rate_bps as i64,
-                )? as u64,
+                peak_rate_bps: peak as u64,
                 packet_size: packet_size as usize,
                 talk_mean_s: talk,
                 silence_mean_s: silence,
@@ -804,16 +932,15 @@ fn tcp_spec(i: usize, a: &AppSection, link: &LinkSpec) -> Result<TcpConfig, Stri
         }
     };
     if let Some(w) = a.window {
-        if w <= 0 {
-            return Err(format!("app[{i}].window = {w}: must be positive"));
-        }
-        tcp.window = w as u32;
+        tcp.window = u32::try_from(w)
+            .ok()
+            .filter(|&w| w > 0)
+            .ok_or_else(|| format!("app[{i}].window = {w}: must be 1..={}", u32::MAX))?;
     }
     if let Some(t) = a.tick {
-        if !(t.is_finite() && t > 0.0) {
-            return Err(format!(
-                "app[{i}].tick = {t}: must be a positive number of seconds"
-            ));
+        // ns-2's tcpTick_ is the timer granularity: 1 us is far below any setting in use.
+        if !(t.is_finite() && (1e-6..=1e3).contains(&t)) {
+            return Err(format!("app[{i}].tick = {t}: must be 1e-6..=1000 seconds"));
         }
         tcp.tick = t;
     }
@@ -828,11 +955,6 @@ fn tcp_spec(i: usize, a: &AppSection, link: &LinkSpec) -> Result<TcpConfig, Stri
 
 /// `kind = "www"`: WWW browsing (seed 004 §4.1.2), TCP options as for FTP.
 fn www_spec(i: usize, a: &AppSection, link: &LinkSpec) -> Result<AppSpec, String> {
-    if a.bytes.is_some() || a.peak_rate_bps.is_some() || a.packet_size.is_some() {
-        return Err(format!(
-            "app[{i}]: bytes/peak_rate_bps/packet_size do not apply to kind = \"www\""
-        ));
-    }
     let tcp = tcp_spec(i, a, link)?;
     let think_time = match &a.think_time {
         None => ThinkTime::Constant(0.0),

@@ -138,6 +138,149 @@ fn assert_one_line_error(tag: &str, text: &str, needles: &[&str]) {
     assert!(!err.contains("panicked"), "{tag}: {err}");
 }
 
+/// Values a run cannot be made of: each once hung (a zero-length timer or packet interval), ate
+/// memory, ran for simulated centuries, wrote outside the output directory, or was silently
+/// clamped or ignored. Each must now be a one-line error naming the field and the value.
+#[test]
+fn impossible_values_are_named_not_run() {
+    let ftp = GOOD.replace("kind = \"conference\"", "kind = \"ftp\"\nbytes = 20000");
+    let sweep = |scheme: &str| format!("{GOOD}\n[sweep]\nscheme = [{scheme}]\n");
+    let cases: Vec<(&str, String, Vec<&str>)> = vec![
+        (
+            "gbn-rto0",
+            sweep("{ kind = \"gbn\", rto_ms = 0 }"),
+            vec!["rto_ms = 0"],
+        ),
+        (
+            "sr-rto-neg",
+            sweep("{ kind = \"sr\", rto_ms = -5 }"),
+            vec!["rto_ms = -5"],
+        ),
+        (
+            "rlp-ka0",
+            sweep("{ kind = \"rlp\", keepalive_ms = 0 }"),
+            vec!["keepalive_ms = 0"],
+        ),
+        (
+            "sr-w0",
+            sweep("{ kind = \"sr\", window = 0 }"),
+            vec!["window = 0"],
+        ),
+        (
+            "xor200",
+            sweep("{ kind = \"xor\", block = 200 }"),
+            vec!["block = 200"],
+        ),
+        (
+            "snoop-b0",
+            sweep("{ kind = \"snoop\", buffer = 0 }"),
+            vec!["buffer = 0"],
+        ),
+        (
+            "conf-rate",
+            GOOD.replace(
+                "kind = \"conference\"",
+                "kind = \"conference\"\npeak_rate_bps = 1000000000000",
+            ),
+            vec!["peak_rate_bps = 1000000000000"],
+        ),
+        (
+            "conf-size",
+            GOOD.replace(
+                "kind = \"conference\"",
+                "kind = \"conference\"\npacket_size = 70000",
+            ),
+            vec!["packet_size = 70000"],
+        ),
+        (
+            "conf-window",
+            GOOD.replace("kind = \"conference\"", "kind = \"conference\"\nwindow = 5"),
+            vec!["app[0].window", "does not apply"],
+        ),
+        (
+            "ftp-tick",
+            ftp.replace("bytes = 20000", "bytes = 20000\ntick = 1e-20"),
+            vec!["tick = "],
+        ),
+        (
+            "ftp-window",
+            ftp.replace("bytes = 20000", "bytes = 20000\nwindow = 4294967297"),
+            vec!["app[0].window = 4294967297"],
+        ),
+        (
+            "byte-mean",
+            GOOD.replace(
+                "[link]",
+                "[link]\nerror = { model = \"byte-interval\", mean = 1e-300 }",
+            ),
+            vec!["link.error.mean"],
+        ),
+        (
+            "duration",
+            GOOD.replace("duration_s = 5", "duration_s = 1e300"),
+            vec!["scenario.duration_s"],
+        ),
+        (
+            "delay",
+            GOOD.replace("[link]", "[link]\ndelay_s = 1e300"),
+            vec!["link.delay_s"],
+        ),
+        (
+            "name",
+            GOOD.replace("name = \"t\"", "name = \"../up\""),
+            vec!["scenario.name", "../up"],
+        ),
+        (
+            "figure-id",
+            format!("{GOOD}\n[[figure]]\nid = \"../../x\"\nmetric = \"conf.loss\"\n"),
+            vec!["figure[0].id", "../../x"],
+        ),
+        (
+            "think-time",
+            GOOD.replace("kind = \"conference\"", "kind = \"www\"\nthink_time = true"),
+            vec!["think_time", "seconds"],
+        ),
+    ];
+    for (tag, text, needles) in cases {
+        assert_one_line_error(tag, &text, &needles);
+    }
+}
+
+/// Results and figures are keyed by scenario name and figure id: a catalogue where two files
+/// share one is refused before anything runs, naming both files.
+#[test]
+fn catalogue_refuses_shared_names_and_figure_ids() {
+    for (tag, second) in [
+        ("dup-name", GOOD.replace("duration_s = 5", "duration_s = 6")),
+        (
+            "dup-figure",
+            format!(
+                "{}\n[[figure]]\nid = \"f\"\nmetric = \"conf.loss\"\n",
+                GOOD.replace("name = \"t\"", "name = \"u\"")
+            ),
+        ),
+    ] {
+        let d = tmpdir(tag);
+        let first = format!("{GOOD}\n[[figure]]\nid = \"f\"\nmetric = \"conf.loss\"\n");
+        std::fs::write(d.join("a.toml"), first).unwrap();
+        std::fs::write(d.join("b.toml"), second).unwrap();
+        let out = msll()
+            .args(["reproduce", "--reps", "1", "--scenarios"])
+            .arg(&d)
+            .arg("--out")
+            .arg(d.join("out"))
+            .output()
+            .unwrap();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(!out.status.success(), "{tag}: {err}");
+        assert!(
+            err.contains("a.toml") && err.contains("b.toml"),
+            "{tag}: {err}"
+        );
+        assert!(!d.join("out").join("cache").exists(), "{tag}: nothing ran");
+    }
+}
+
 #[test]
 fn good_scenario_runs() {
     let (code, err) = bad("good", GOOD);

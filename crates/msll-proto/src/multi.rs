@@ -123,17 +123,27 @@ impl MsllConfig {
         if let Some(r) = self.rates.iter().find(|r| !(r.is_finite() && **r > 0.0)) {
             return Err(format!("rates: {r} is not a positive number"));
         }
+        for (i, s) in self.services.iter().enumerate() {
+            s.validate().map_err(|e| format!("services[{i}].{e}"))?;
+        }
         if let Some(m) = &self.measure {
             if !(m.window_ms.is_finite() && m.window_ms > 0.0) {
                 return Err(format!("measure.window_ms = {}: must be > 0", m.window_ms));
+            }
+            if !(m.min_share.is_finite() && (0.0..1.0).contains(&m.min_share)) {
+                return Err(format!(
+                    "measure.min_share = {}: must be in [0, 1)",
+                    m.min_share
+                ));
             }
         }
         if self.queue_limit == Some(0) {
             return Err("queue_limit = 0: must be at least 1 frame".into());
         }
         if let TimerScaling::Fixed(f) = self.timer_scaling {
-            if !(f.is_finite() && f > 0.0) {
-                return Err(format!("timer_scaling.fixed = {f}: must be > 0"));
+            // Timers scale by f (sec. 6.3): 1e-6..1e6 spans any sharing of one link.
+            if !(f.is_finite() && (1e-6..=1e6).contains(&f)) {
+                return Err(format!("timer_scaling.fixed = {f}: must be in 1e-6..=1e6"));
             }
         }
         let bad = |s: u8| s as usize >= n;
@@ -148,6 +158,16 @@ impl MsllConfig {
             return Err(format!(
                 "classifier.rules: service {} does not exist",
                 r.service
+            ));
+        }
+        if let Some((i, [lo, hi])) = c
+            .rules
+            .iter()
+            .enumerate()
+            .find_map(|(i, r)| r.ports.filter(|[lo, hi]| lo > hi).map(|p| (i, p)))
+        {
+            return Err(format!(
+                "classifier.rules[{i}].ports = [{lo}, {hi}]: the range is empty (low > high)"
             ));
         }
         if let Some(e) = c.ds_table.iter().find(|e| bad(e.service)) {

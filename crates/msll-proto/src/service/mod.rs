@@ -311,9 +311,17 @@ pub(crate) fn scaled(d: Duration, factor: f64) -> Duration {
     if factor == 1.0 {
         d
     } else {
-        d.mul_f64(factor)
+        // A tiny factor must not turn a protocol timer into a zero-time loop.
+        d.mul_f64(factor).max(MIN_TIMER)
     }
 }
+
+/// Shortest protocol timer a scheme runs with: a configured value below it is refused
+/// ([`SchemeConfig::validate`]) and a derived or scaled one is raised to it, so that no link,
+/// however fast, makes a timer fire again at the same instant forever.
+pub const MIN_TIMER: Duration = Duration::from_micros(1);
+/// Longest configured timer, in milliseconds (about 11.6 days): beyond any experiment.
+const MAX_TIMER_MS: f64 = 1e9;
 
 /// What kind of frame a scheme hands to the scheduler, for the shared counters.
 #[derive(Debug, Clone, Copy)]
@@ -349,12 +357,43 @@ impl SentKind {
     }
 }
 
-/// A configured duration in milliseconds, or the derived default. Negative or NaN means zero.
+/// A configured duration in milliseconds, or the derived default; at least [`MIN_TIMER`] either
+/// way (configured values are validated first; this only guards direct `build` calls).
 fn ms_or(v: Option<f64>, derived: Duration) -> Duration {
     match v {
-        Some(ms) if ms > 0.0 => Duration::from_secs_f64(ms / 1e3),
-        Some(_) => Duration::ZERO,
-        None => derived,
+        Some(ms) if ms.is_finite() && ms > 0.0 => {
+            Duration::from_secs_f64(ms.min(MAX_TIMER_MS) / 1e3).max(MIN_TIMER)
+        }
+        Some(_) => MIN_TIMER,
+        None => derived.max(MIN_TIMER),
+    }
+}
+
+/// `field = v` is a usable timer value in milliseconds.
+fn check_ms(field: &str, v: Option<f64>) -> Result<(), String> {
+    let min = MIN_TIMER.as_millis_f64();
+    match v {
+        Some(ms) if !(ms.is_finite() && (min..=MAX_TIMER_MS).contains(&ms)) => Err(format!(
+            "{field} = {ms}: must be a timer of {min}..={MAX_TIMER_MS} ms"
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// `field = v` lies in `range` (the values the scheme can run with).
+fn check_range<T: PartialOrd + std::fmt::Display>(
+    field: &str,
+    v: T,
+    range: std::ops::RangeInclusive<T>,
+) -> Result<(), String> {
+    if range.contains(&v) {
+        Ok(())
+    } else {
+        Err(format!(
+            "{field} = {v}: must be in {}..={}",
+            range.start(),
+            range.end()
+        ))
     }
 }
 
@@ -503,6 +542,58 @@ fn is_zero(v: &u32) -> bool {
 }
 
 impl SchemeConfig {
+    /// Refuse values the scheme cannot run with, naming the field and the value (`build` would
+    /// otherwise clamp them silently, or run a zero-length timer forever).
+    pub fn validate(&self) -> Result<(), String> {
+        match self {
+            SchemeConfig::Default => Ok(()),
+            SchemeConfig::Gbn {
+                window,
+                rto_ms,
+                ack_delay_ms,
+                ..
+            } => {
+                check_range("window", *window, 1..=gbn::MAX_WINDOW)?;
+                check_ms("rto_ms", *rto_ms)?;
+                check_ms("ack_delay_ms", *ack_delay_ms)
+            }
+            SchemeConfig::Sr {
+                window,
+                rto_ms,
+                ack_delay_ms,
+                ..
+            } => {
+                check_range("window", *window, 1..=sr::MAX_WINDOW)?;
+                check_ms("rto_ms", *rto_ms)?;
+                check_ms("ack_delay_ms", *ack_delay_ms)
+            }
+            SchemeConfig::Rlp {
+                nak_timeout_ms,
+                keepalive_ms,
+                buffer,
+                ..
+            } => {
+                check_range("buffer", *buffer, 1..=rlp::MAX_BUFFER)?;
+                check_ms("nak_timeout_ms", *nak_timeout_ms)?;
+                check_ms("keepalive_ms", *keepalive_ms)
+            }
+            SchemeConfig::Xor {
+                block,
+                idle_timeout_ms,
+                ..
+            } => {
+                check_range("block", *block, 1..=crate::wire::xor::XOR_MAX_BLOCK)?;
+                check_ms("idle_timeout_ms", *idle_timeout_ms)
+            }
+            SchemeConfig::Snoop {
+                tick_ms, buffer, ..
+            } => {
+                check_range("buffer", *buffer, 1..=u16::MAX)?;
+                check_ms("tick_ms", *tick_ms)
+            }
+        }
+    }
+
     /// Short label used in tables and file names: the short name, plus suffixes for fields that
     /// differ from that name's recommended defaults.
     pub fn label(&self) -> String {
