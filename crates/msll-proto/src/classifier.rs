@@ -176,11 +176,32 @@ pub struct HeaderFields {
 }
 
 impl HeaderFields {
-    /// `None` for anything that is not a parseable IPv4 header.
+    /// The fields of an IPv4 or IPv6 header; `None` for anything else.
+    ///
+    /// Ports are read only where a transport header really starts: not from an IPv4 fragment
+    /// other than the first (its first bytes are payload), and for IPv6 only when the fixed
+    /// header is followed directly by TCP or UDP (`protocol` is then the first next-header value,
+    /// an extension header's number otherwise). IPv6's traffic class stands in for the TOS byte,
+    /// so DS-field rules work for both.
     pub fn parse(packet: &[u8]) -> Option<Self> {
-        let ip = Ipv4Repr::parse(packet).ok()?;
-        let rest = packet.get(ip.header_len..).unwrap_or(&[]);
-        let ports = match ip.protocol {
+        let (protocol, tos, rest) = match packet.first()? >> 4 {
+            6 if packet.len() >= 40 => (
+                packet[6],
+                (packet[0] << 4) | (packet[1] >> 4),
+                &packet[40..],
+            ),
+            6 => return None,
+            _ => {
+                let ip = Ipv4Repr::parse(packet).ok()?;
+                let first_fragment = u16::from_be_bytes([packet[6], packet[7]]) & 0x1fff == 0;
+                let rest = match packet.get(ip.header_len..) {
+                    Some(r) if first_fragment => r,
+                    _ => &[],
+                };
+                (ip.protocol, ip.tos, rest)
+            }
+        };
+        let ports = match protocol {
             IpProto::TCP | IpProto::UDP if rest.len() >= 4 => Some((
                 u16::from_be_bytes([rest[0], rest[1]]),
                 u16::from_be_bytes([rest[2], rest[3]]),
@@ -188,8 +209,8 @@ impl HeaderFields {
             _ => None,
         };
         Some(HeaderFields {
-            protocol: ip.protocol,
-            tos: ip.tos,
+            protocol,
+            tos,
             ports,
         })
     }
@@ -448,8 +469,13 @@ mod tests {
         assert_eq!(c.classify(&ip(IpProto::TCP, 1, Some((20, 20)), 50)), 1);
         assert_eq!(c.classify(&ip(IpProto::UDP, 2, Some((5000, 5000)), 50)), 2);
         assert_eq!(c.classify(&ip(IpProto::UDP, 7, Some((5000, 5000)), 50)), 0);
-        // Not IPv4 at all -> Default.
-        assert_eq!(c.classify(&Packet::from_vec(vec![0x60; 40])), 0);
+        // Neither IPv4 nor IPv6 -> Default.
+        assert_eq!(c.classify(&Packet::from_vec(vec![0x70; 40])), 0);
+        assert_eq!(
+            c.classify(&Packet::from_vec(vec![0x61; 39])),
+            0,
+            "short IPv6"
+        );
 
         // A table with the DSCP mask: EF (46 << 2 = 0xb8) -> real-time service 2, AF11 -> 1.
         let cfg = ClassifierConfig {
@@ -484,6 +510,49 @@ mod tests {
         };
         let c = Classifier::new(cfg, 2);
         assert_eq!(c.classify(&ip(IpProto::UDP, 5, None, 50)), 1);
+    }
+
+    /// An IPv6 header with traffic class `tc`, next header `nh`, then 4 port bytes.
+    fn ip6(tc: u8, nh: u8, ports: (u16, u16)) -> Packet {
+        let mut b = vec![0u8; 60];
+        b[0] = 0x60 | tc >> 4;
+        b[1] = tc << 4;
+        b[4..6].copy_from_slice(&20u16.to_be_bytes());
+        b[6] = nh;
+        b[7] = 64;
+        b[40..42].copy_from_slice(&ports.0.to_be_bytes());
+        b[42..44].copy_from_slice(&ports.1.to_be_bytes());
+        Packet::from_vec(b)
+    }
+
+    #[test]
+    fn ipv6_traffic_class_and_ports_and_ipv4_fragments() {
+        // DS-field rules read IPv6's traffic class (ECN bits masked as for IPv4's TOS).
+        let c = Classifier::new(ClassifierConfig::default(), 3);
+        assert_eq!(c.classify(&ip6(2, IpProto::UDP, (1, 2))), 2);
+        assert_eq!(c.classify(&ip6(1, IpProto::TCP, (1, 2))), 1);
+        // Heuristic rules see IPv6 protocol and ports when TCP/UDP follows the fixed header.
+        let h = Classifier::new(ClassifierConfig::heuristic(1, 2, [5000, 5099]), 3);
+        assert_eq!(h.classify(&ip6(0, IpProto::TCP, (80, 3456))), 1);
+        assert_eq!(h.classify(&ip6(0, IpProto::UDP, (9, 5010))), 2);
+        // Behind an extension header (hop-by-hop, 0) no ports are read: not real-time.
+        assert_eq!(h.classify(&ip6(0, 0, (5010, 5010))), 0);
+
+        // A later IPv4 fragment starts with payload, not ports: a port rule must not match it,
+        // while the first fragment (offset 0, MF set) still matches.
+        let mut first = ip(IpProto::UDP, 0, Some((5010, 5010)), 60)
+            .as_slice()
+            .to_vec();
+        first[6] = 0x20; // MF
+        assert_eq!(h.classify(&Packet::from_vec(first.clone())), 2);
+        let mut later = first.clone();
+        later[6] = 0x00;
+        later[7] = 0x05; // offset 40 bytes, payload bytes that look like real-time ports
+        assert_eq!(h.classify(&Packet::from_vec(later)), 0);
+        assert_eq!(
+            HeaderFields::parse(&first).map(|f| f.ports),
+            Some(Some((5010, 5010)))
+        );
     }
 
     #[test]
