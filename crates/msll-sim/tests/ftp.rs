@@ -140,9 +140,9 @@ fn raw_link_throughput_drop_from_level_1_to_2() {
     let w = drop("wlan11b", Topology::Lan1, 20_000_000, &|| {
         TcpConfig::dissertation(1000)
     });
+    // The packet-per-frame reading (seed000-001 "resolved"): doubling the loss rate costs
+    // 1 - 1/sqrt(2) = 29 % under 1/sqrt(p) scaling, inside this band.
     assert!((0.2..0.5).contains(&w), "WLAN drop {w}");
-    // The packet-per-frame reading (seed000-001 "resolved"): 1/sqrt(p) scaling alone gives 29%.
-    assert!((1.0 - 1.0 / 2f64.sqrt() - 0.293).abs() < 0.001);
 }
 
 #[test]

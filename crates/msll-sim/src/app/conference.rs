@@ -261,8 +261,10 @@ mod tests {
         );
         assert_eq!(s.interval().as_nanos(), 41_666_666);
         let mut out = Vec::new();
+        let mut sent_at = Vec::new();
         while let Some(t) = s.poll_timeout() {
             s.handle_timeout(t, &mut out);
+            sent_at.resize(out.len(), t);
         }
         // each cycle: talk (mean 1 s, ceil(T/D) packets ~ T/D + 0.5) + D + silence (1.35 s)
         let expected = 20_000.0 / (2.35 + 0.041_666_666) * (1.0 / 0.041_666_666 + 0.5);
@@ -271,7 +273,10 @@ mod tests {
             (got / expected - 1.0).abs() < 0.03,
             "packets {got} vs ~{expected}"
         );
-        // strictly increasing timestamps, never closer than the interval
+        // strictly increasing send times, never closer than the interval
+        assert!(sent_at
+            .windows(2)
+            .all(|w| w[1].saturating_since(w[0]) >= s.interval()));
         let mut sink = UdpSink::new();
         for p in &out {
             assert_eq!(p.len(), 50);

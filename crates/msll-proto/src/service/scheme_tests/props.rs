@@ -99,6 +99,20 @@ fn arq_scheme() -> impl Strategy<Value = SchemeConfig> {
         )
 }
 
+/// The send window of a GBN/SR configuration.
+fn window_of(cfg: &SchemeConfig) -> usize {
+    match cfg {
+        SchemeConfig::Gbn { window, .. } | SchemeConfig::Sr { window, .. } => *window as usize,
+        _ => unreachable!("ARQ schemes only"),
+    }
+}
+
+/// After the last delivery and a quiet period both ends are idle: every frame acknowledged, so
+/// no retransmission timer is left (a sender that ignored ACKs would keep one armed forever).
+fn settled(p: &Pair) -> bool {
+    p.a.poll_timeout().is_none() && p.b.poll_timeout().is_none()
+}
+
 fn numbers(v: &[(Instant, crate::Packet)]) -> Vec<u32> {
     v.iter().map(|(_, p)| number_of(p)).collect()
 }
@@ -134,6 +148,11 @@ proptest! {
         // keep running: no late duplicate may appear
         let later = p.now + Duration::from_secs(2);
         p.run_until(later);
+        prop_assert!(settled(&p), "{}: timers still armed", cfg.label());
+        // A window larger than the whole script never refuses a packet.
+        if window_of(&cfg) > na.max(nb) {
+            prop_assert!(p.dropped_on_entry.iter().all(Vec::is_empty), "{}", cfg.label());
+        }
         for (side, base, n) in [(1usize, 0u32, na), (0, 1000, nb)] {
             let dropped: BTreeSet<u32> =
                 p.dropped_on_entry[1 - side].iter().map(number_of).collect();
@@ -300,6 +319,9 @@ proptest! {
             !p.app_pending() && p.delivered[1].len() + p.dropped_on_entry[0].len() == n
         });
         prop_assert!(done, "{} unfinished", cfg.label());
+        let later = p.now + Duration::from_secs(2);
+        p.run_until(later);
+        prop_assert!(settled(&p), "{}: timers still armed", cfg.label());
         let dropped: BTreeSet<u32> = p.dropped_on_entry[0].iter().map(number_of).collect();
         let want: Vec<u32> = (0..n as u32).filter(|i| !dropped.contains(i)).collect();
         prop_assert_eq!(numbers(&p.delivered[1]), want);
