@@ -771,22 +771,28 @@ mod tests {
                 offset: 0,
                 period,
             };
-            // Reference: every error instant, in order, for long enough.
-            let mut all = Vec::new();
-            for k in 0..if wrap { 400 } else { 1 } {
-                all.extend(times.iter().map(|t| t + k * period));
-            }
+            // Reference: walk every error instant in order (period k, index j).
+            let (mut k, mut j) = (0u64, 0usize);
+            let instant = |k: &mut u64, j: &mut usize| -> Option<u64> {
+                if *j == times.len() {
+                    if !wrap {
+                        return None;
+                    }
+                    *j = 0;
+                    *k += 1;
+                }
+                Some(times[*j] + *k * period)
+            };
             let mut at = 0u64;
-            let mut i = 0usize;
             for (gap, len) in frames {
                 let (s, e) = (at + gap, at + gap + len);
                 at = e;
-                while i < all.len() && all[i] < s {
-                    i += 1;
+                while instant(&mut k, &mut j).is_some_and(|t| t < s) {
+                    j += 1;
                 }
-                let want = i < all.len() && all[i] < e;
-                while i < all.len() && all[i] < e {
-                    i += 1;
+                let want = instant(&mut k, &mut j).is_some_and(|t| t < e);
+                while instant(&mut k, &mut j).is_some_and(|t| t < e) {
+                    j += 1;
                 }
                 let got = m.frame_lost(Instant::from_nanos(s), Instant::from_nanos(e), 1);
                 proptest::prop_assert_eq!(got, want, "frame [{}, {})", s, e);

@@ -12,13 +12,18 @@
 use bytes::{Bytes, BytesMut};
 use thiserror::Error;
 
-/// Longest scheme header kept inline (service byte included).
-pub const HEAD_MAX: usize = 8;
+/// Longest scheme header kept inline (service byte included); the schemes use at most 3.
+pub const HEAD_MAX: usize = 7;
 
+/// A link frame: up to [`HEAD_MAX`] header bytes inline, then a shared body.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Frame {
-    head: [u8; HEAD_MAX],
-    head_len: u8,
+    /// Header bytes 0..7 in little-endian order, the header length in the top byte. One word
+    /// rather than `[u8; N]` plus a length byte: frames are moved by value through the
+    /// scheduler and the simulator's events, and the odd-sized array (with its padding) was
+    /// copied with overlapping 4- and 8-byte loads that missed store forwarding, a stall that
+    /// sampling put at a fifth of the scheduler's dequeue (docs/performance.md, session 8).
+    head: u64,
     body: Bytes,
 }
 
@@ -44,32 +49,37 @@ impl Frame {
             "scheme header length {}",
             head.len()
         );
-        let mut h = [0u8; HEAD_MAX];
+        let mut h = [0u8; 8];
         h[..head.len()].copy_from_slice(head);
+        h[7] = head.len() as u8;
         Frame {
-            head: h,
-            head_len: head.len() as u8,
+            head: u64::from_le_bytes(h),
             body,
         }
     }
 
     /// A frame as read off a wire: one contiguous buffer. Returns `None` if empty.
     pub fn from_wire(bytes: Bytes) -> Option<Self> {
-        if bytes.is_empty() {
-            return None;
-        }
-        let mut f = Frame {
-            head: [0; HEAD_MAX],
-            head_len: 1,
+        let first = *bytes.first()?;
+        Some(Frame {
+            head: first as u64 | 1 << 56,
             body: bytes.slice(1..),
-        };
-        f.head[0] = bytes[0];
-        Some(f)
+        })
+    }
+
+    /// Header length in bytes.
+    fn head_len(&self) -> usize {
+        (self.head >> 56) as usize
+    }
+
+    /// The header bytes as an array (the first `head_len()` are meaningful).
+    fn head_bytes(&self) -> [u8; 8] {
+        self.head.to_le_bytes()
     }
 
     /// Total length on the wire (header + body), the number every link charges airtime for.
     pub fn len(&self) -> usize {
-        self.head_len as usize + self.body.len()
+        self.head_len() + self.body.len()
     }
     pub fn is_empty(&self) -> bool {
         self.len() == 0
@@ -77,9 +87,9 @@ impl Frame {
 
     /// Byte `i` of the logical frame.
     pub fn get(&self, i: usize) -> Option<u8> {
-        let h = self.head_len as usize;
+        let h = self.head_len();
         if i < h {
-            Some(self.head[i])
+            Some(self.head_bytes()[i])
         } else {
             self.body.get(i - h).copied()
         }
@@ -95,8 +105,8 @@ impl Frame {
         }
         let mut out = [0u8; N];
         // Schemes read their header on every frame; it is normally all inline.
-        if N <= self.head_len as usize {
-            out.copy_from_slice(&self.head[..N]);
+        if N <= self.head_len() {
+            out.copy_from_slice(&self.head_bytes()[..N]);
             return Ok(out);
         }
         for (i, b) in out.iter_mut().enumerate() {
@@ -107,7 +117,7 @@ impl Frame {
 
     /// Everything from byte `off` on, without copying when `off` is the header boundary.
     pub fn payload_from(&self, off: usize) -> Result<Bytes, FrameError> {
-        let h = self.head_len as usize;
+        let h = self.head_len();
         if off > self.len() {
             return Err(FrameError::Truncated {
                 need: off,
@@ -118,7 +128,7 @@ impl Frame {
             Ok(self.body.slice(off - h..))
         } else {
             let mut b = BytesMut::with_capacity(self.len() - off);
-            b.extend_from_slice(&self.head[off..h]);
+            b.extend_from_slice(&self.head_bytes()[off..h]);
             b.extend_from_slice(&self.body);
             Ok(b.freeze())
         }
@@ -128,7 +138,7 @@ impl Frame {
     /// body moves out without a reference-count clone (a clone of a `Vec`-backed body allocates
     /// its shared header, once per delivered packet on the simulator's hot path).
     pub fn into_payload_from(self, off: usize) -> Result<Bytes, FrameError> {
-        let h = self.head_len as usize;
+        let h = self.head_len();
         if off >= h && off <= self.len() {
             let mut body = self.body;
             bytes::Buf::advance(&mut body, off - h);
@@ -140,22 +150,23 @@ impl Frame {
 
     /// The first byte: service number (high nibble) and scheme bits (low nibble).
     pub fn first_byte(&self) -> u8 {
-        self.head[0]
+        self.head as u8
     }
     pub fn service(&self) -> u8 {
-        self.head[0] >> 4
+        self.first_byte() >> 4
     }
     pub fn scheme_bits(&self) -> u8 {
-        self.head[0] & 0x0f
+        self.first_byte() & 0x0f
     }
     /// Stamp the service number into the high nibble (the scheduler's job, seed 004 ch. 6).
     pub fn set_service(&mut self, service: u8) {
-        self.head[0] = (self.head[0] & 0x0f) | (service << 4);
+        let first = (self.first_byte() & 0x0f) | (service << 4);
+        self.head = (self.head & !0xff) | first as u64;
     }
 
     /// Serialise for a real wire.
     pub fn write_to(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.head[..self.head_len as usize]);
+        out.extend_from_slice(&self.head_bytes()[..self.head_len()]);
         out.extend_from_slice(&self.body);
     }
     pub fn to_vec(&self) -> Vec<u8> {
@@ -173,7 +184,7 @@ impl std::fmt::Debug for Frame {
         write!(
             f,
             "Frame[{:02x?} + {} B]",
-            &self.head[..self.head_len as usize],
+            &self.head_bytes()[..self.head_len()],
             self.body.len()
         )
     }
@@ -210,5 +221,19 @@ mod tests {
         f.set_service(0xa);
         assert_eq!(f.first_byte(), 0xa5);
         assert_eq!(f.scheme_bits(), 5);
+    }
+}
+#[cfg(test)]
+mod layout {
+    /// The header word and the body fill a frame with no padding bytes (see `Frame::head`):
+    /// a layout change that brings padding back should be a deliberate one.
+    #[test]
+    fn frame_is_header_word_plus_body() {
+        use super::*;
+        assert_eq!(
+            std::mem::size_of::<Frame>(),
+            8 + std::mem::size_of::<Bytes>()
+        );
+        assert_eq!(std::mem::size_of::<Option<(usize, Frame)>>(), 48);
     }
 }
