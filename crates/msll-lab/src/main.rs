@@ -153,6 +153,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
                 trace,
             };
             let results = run_scenario(&sc, &opts)?;
+            output::check_metrics(&sc, &results)?;
             let seed = seed.unwrap_or(sc.raw.scenario.seed);
             if let Some(dir) = &out {
                 std::fs::create_dir_all(dir)

@@ -39,6 +39,51 @@ pub fn primary_metrics(sc: &Scenario, results: &[PointResult]) -> Vec<String> {
     }
 }
 
+/// Every metric the scenario names (`scenario.metrics`, `figure[i].metric`) must be reported by
+/// at least one of its points; a typo would otherwise show as an empty column or figure.
+/// Checked once all points have results (metric names depend on the applications).
+pub fn check_metrics(
+    sc: &Scenario,
+    results: &[PointResult],
+) -> Result<(), crate::scenario::ScenarioError> {
+    if results.is_empty() || results.iter().any(|r| r.runs.is_empty()) {
+        return Ok(());
+    }
+    let known = |m: &str| results.iter().any(|r| r.summary.contains_key(m));
+    let named = sc
+        .raw
+        .scenario
+        .metrics
+        .iter()
+        .enumerate()
+        .map(|(i, m)| (format!("scenario.metrics[{i}]"), m))
+        .chain(
+            sc.raw
+                .figure
+                .iter()
+                .enumerate()
+                .map(|(i, f)| (format!("figure[{i}].metric"), &f.metric)),
+        );
+    for (field, m) in named {
+        if !known(m) {
+            let mut all: Vec<&str> = results
+                .iter()
+                .flat_map(|r| r.summary.keys().map(String::as_str))
+                .collect();
+            all.sort_unstable();
+            all.dedup();
+            return Err(crate::scenario::ScenarioError {
+                file: sc.file.clone(),
+                msg: format!(
+                    "{field} = \"{m}\": no point of this scenario reports it (reported: {})",
+                    all.join(", ")
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
 pub fn table(sc: &Scenario, results: &[PointResult]) -> String {
     let metrics = primary_metrics(sc, results);
     let mut s = String::new();

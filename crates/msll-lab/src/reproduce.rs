@@ -406,6 +406,7 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<()> {
                 }
             })
             .collect();
+        output::check_metrics(sc, &prs)?;
         let seed = sc.raw.scenario.seed;
         std::fs::write(
             data.join(format!("{}.csv", sc.name())),

@@ -236,6 +236,19 @@ fn impossible_values_are_named_not_run() {
             vec!["figure[0].id", "../../x"],
         ),
         (
+            "figure-metric",
+            format!("{GOOD}\n[[figure]]\nid = \"f\"\nmetric = \"conf.lossy\"\n"),
+            vec!["figure[0].metric", "conf.lossy", "conf.loss,"],
+        ),
+        (
+            "scenario-metric",
+            GOOD.replace(
+                "replications = 1",
+                "replications = 1\nmetrics = [\"bogus.metric\"]",
+            ),
+            vec!["scenario.metrics[0]", "bogus.metric"],
+        ),
+        (
             "think-time",
             GOOD.replace("kind = \"conference\"", "kind = \"www\"\nthink_time = true"),
             vec!["think_time", "seconds"],
