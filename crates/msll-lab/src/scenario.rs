@@ -764,6 +764,15 @@ impl Scenario {
                 }
             }
         }
+        // Results, figures and claims address points by label: two equal ones (a sweep value
+        // given twice) would be one curve drawn twice and a claim reading either.
+        let mut seen = std::collections::BTreeSet::new();
+        if let Some(p) = points.iter().find(|p| !seen.insert(p.label.as_str())) {
+            return Err(err(format!(
+                "sweep: the point {} appears twice (a sweep value given twice?)",
+                p.label
+            )));
+        }
         Ok(Scenario {
             file: file.into(),
             dir: dir.to_path_buf(),

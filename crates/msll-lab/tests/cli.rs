@@ -236,6 +236,16 @@ fn impossible_values_are_named_not_run() {
             vec!["figure[0].id", "../../x"],
         ),
         (
+            "dup-level",
+            format!("{GOOD}\n[sweep]\nlevel = [1, 2, 1]\n"),
+            vec!["appears twice", "L1"],
+        ),
+        (
+            "dup-scheme",
+            format!("{GOOD}\n[sweep]\nscheme = [\"rlp\", {{ kind = \"rlp\" }}]\n"),
+            vec!["appears twice", "rlp"],
+        ),
+        (
             "figure-metric",
             format!("{GOOD}\n[[figure]]\nid = \"f\"\nmetric = \"conf.lossy\"\n"),
             vec!["figure[0].metric", "conf.lossy", "conf.loss,"],
