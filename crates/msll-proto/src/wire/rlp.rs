@@ -64,11 +64,14 @@ impl RlpFrame {
         }
     }
 
-    pub fn emit(&self) -> Frame {
+    ///
+    /// Consumes the value: the payload moves into the frame instead of being cloned and the
+    /// original dropped (two atomic reference-count updates per data frame saved).
+    pub fn emit(self) -> Frame {
         match self {
-            RlpFrame::Data { seq, payload } => Frame::new(&[T_DATA, *seq], payload.clone()),
-            RlpFrame::Nak { seq } => Frame::new(&[T_NAK, *seq], Bytes::new()),
-            RlpFrame::Keepalive { highest } => Frame::new(&[T_KEEPALIVE, *highest], Bytes::new()),
+            RlpFrame::Data { seq, payload } => Frame::new(&[T_DATA, seq], payload),
+            RlpFrame::Nak { seq } => Frame::new(&[T_NAK, seq], Bytes::new()),
+            RlpFrame::Keepalive { highest } => Frame::new(&[T_KEEPALIVE, highest], Bytes::new()),
         }
     }
 }
