@@ -114,7 +114,7 @@ impl XorFrame {
                 len_xor,
                 payload,
             } => {
-                assert!(block < 8 && count >= 1 && count <= XOR_MAX_BLOCK);
+                assert!(block < 8 && (1..=XOR_MAX_BLOCK).contains(&count));
                 match len_xor {
                     None => Frame::new(&[PARITY | block, count], payload),
                     Some(l) => {
