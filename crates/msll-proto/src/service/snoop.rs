@@ -443,6 +443,7 @@ impl Snoop {
         let Some(c) = self.conns.get_mut(&key).filter(|c| c.alive) else {
             return Verdict::Propagate; // no data seen for this connection
         };
+        c.last_active = now;
         if lt(ack, c.last_ack) {
             return Verdict::Propagate; // an old ACK, out of order
         }
