@@ -230,34 +230,27 @@ fn replays_forgeries_and_old_sessions_change_nothing() {
     assert_eq!(net.b.counters().peer_restarts, 1);
     assert!(net.b.link_up());
     // Forged (wrong key), truncated and reflected datagrams are counted and dropped.
-    let forger = Cipher::new(&Psk([0x55; 32]));
-    let mut f = Vec::new();
-    forger.seal(
-        &Header {
-            kind: Kind::Data,
-            session: 0xa2,
-            echo: 0xb,
-            counter: u64::MAX - 1,
-        },
-        |o| o.extend_from_slice(&ip_packet(100, 9)),
-        &mut f,
-    );
+    let data = |key: Psk, session: u64, echo: u64, counter: u64| {
+        let mut d = Vec::new();
+        Cipher::new(&key).seal(
+            &Header {
+                kind: Kind::Data,
+                session,
+                echo,
+                counter,
+            },
+            |o| o.extend_from_slice(&ip_packet(100, 9)),
+            &mut d,
+        );
+        d
+    };
     let now = net.now;
-    net.b.on_datagram(now, f);
+    net.b
+        .on_datagram(now, data(Psk([0x55; 32]), 0xa2, 0xb, u64::MAX - 1));
     net.b.on_datagram(now, vec![0x11; 10]);
     // A datagram of B's own session (with the right key) sent back to B, as a reflecting
     // attacker would: authentic, but never accepted.
-    let mut reflected = Vec::new();
-    Cipher::new(&Psk::from_hex(KEY).unwrap()).seal(
-        &Header {
-            kind: Kind::Data,
-            session: 0xb,
-            echo: 0xa2,
-            counter: u64::MAX - 2,
-        },
-        |o| o.extend_from_slice(&ip_packet(100, 10)),
-        &mut reflected,
-    );
+    let reflected = data(Psk::from_hex(KEY).unwrap(), 0xb, 0xa2, u64::MAX - 2);
     let got = net.got_b.len();
     net.b.on_datagram(now, reflected);
     net.collect();
