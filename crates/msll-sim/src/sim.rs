@@ -699,6 +699,14 @@ impl Simulation {
             return;
         }
         let (len, id) = (pkt.len(), ident(&pkt));
+        if matches!(f.kind, IfaceKind::Plain) && f.ipq.is_empty() && f.busy_until <= self.now {
+            // A free wired link with nothing queued: exactly what `kick` would do (pop this
+            // packet, transmit it, and ask for no transmit-complete event since nothing waits),
+            // without the round trip through the queue.
+            self.trace('+', iface, "ip", len, id);
+            self.transmit(iface, Payload::Packet(pkt));
+            return;
+        }
         f.ipq.push_back(pkt);
         self.trace('+', iface, "ip", len, id);
         self.kick(iface);
