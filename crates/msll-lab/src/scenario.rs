@@ -627,18 +627,7 @@ impl Scenario {
             raw.sweep
                 .scheme
                 .iter()
-                .map(|s| match s {
-                    SchemeRef::Name(n) => SchemeConfig::from_name(n).ok_or_else(|| {
-                        err(format!(
-                            "sweep.scheme = \"{n}\": unknown scheme (known: {})",
-                            SchemeConfig::NAMES.join(", ")
-                        ))
-                    }),
-                    SchemeRef::Config(c) => c
-                        .validate()
-                        .map(|()| c.clone())
-                        .map_err(|e| err(format!("sweep.scheme[{}].{e}", c.label()))),
-                })
+                .map(|s| resolve_scheme("sweep.scheme", s).map_err(err))
                 .collect::<Result<_, _>>()?
         };
         let msll = msll_variants(&raw).map_err(err)?;
