@@ -114,7 +114,7 @@ fn error_free_throughput_within_rate_and_rtt_bounds() {
         // The run ends at the preset's duration (no drain) and the last transaction inside it.
         let end = r.get("sim.end_s").unwrap();
         assert!(
-            end <= cfg.duration_s && end > cfg.duration_s - 1.0,
+            (end - cfg.duration_s).abs() < 1e-6,
             "{link}: ended at {end}"
         );
         assert!(r.get("www.time_s").unwrap() <= cfg.duration_s);

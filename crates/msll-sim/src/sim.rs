@@ -26,7 +26,7 @@ use crate::app::conference::{Addressing, OnOffSource, UdpSink, CONF_MIN_PACKET};
 use crate::app::www::{Side, ThinkTime, WwwAddressing, WwwApp, WwwParams};
 use crate::config::{AppSpec, IpQueues, SimConfig, TrafficStreams};
 use crate::error_model::{ErrorModel, SpecError};
-use crate::event::EventQueue;
+use crate::event::{EventQueue, Wakeups};
 use crate::metrics::RunResult;
 use crate::presets::LinkSpec;
 use crate::rng::Streams;
@@ -101,6 +101,8 @@ struct Iface {
     /// uncongested path need no transmit-complete event at all).
     txdone_pending: bool,
     wake_at: Option<Instant>,
+    /// Its pending `IfaceWake` events (`EventQueue::arm`).
+    wakes: Wakeups,
     wireless: bool,
     counters: LinkCounters,
     /// Largest packet sent whole (the wireless frame payload); larger ones are fragmented.
@@ -130,6 +132,8 @@ struct AgentSlot {
     node: NodeId,
     agent: Agent,
     wake_at: Option<Instant>,
+    /// Its pending `AgentWake` events (`EventQueue::arm`).
+    wakes: Wakeups,
 }
 
 /// Engine-wide work counters.
@@ -291,6 +295,7 @@ impl Simulation {
                     busy_until: Instant::ZERO,
                     txdone_pending: false,
                     wake_at: None,
+                    wakes: Wakeups::default(),
                     wireless,
                     counters: LinkCounters::default(),
                     mtu: wireless.then_some(spec.frame_payload),
@@ -398,9 +403,10 @@ impl Simulation {
                         Some((msll_proto::wire::IpProto::TCP, port)),
                     );
                     // The sender queued its first window in `send`: wake it to hand it out.
-                    sim.agents[a].wake_at = Some(Instant::from_secs_f64(start_s));
-                    sim.queue
-                        .push(Instant::from_secs_f64(start_s), Ev::AgentWake(a));
+                    let start = Instant::from_secs_f64(start_s);
+                    let slot = &mut sim.agents[a];
+                    slot.wake_at = Some(start);
+                    sim.queue.arm(&mut slot.wakes, start, || Ev::AgentWake(a));
                     sim.add_agent(
                         dst,
                         Agent::TcpSink(Box::new(sink)),
@@ -495,6 +501,7 @@ impl Simulation {
             node,
             agent,
             wake_at: None,
+            wakes: Wakeups::default(),
         });
         if let Some((proto, p)) = port {
             self.nodes[node].ports.push((proto, p, id));
@@ -585,7 +592,10 @@ impl Simulation {
                 }
                 Ev::Arrive(i, payload) => self.arrive(i, payload),
                 Ev::IfaceWake(i) => {
-                    if self.ifaces[i].wake_at == Some(t) {
+                    let f = &mut self.ifaces[i];
+                    self.queue
+                        .popped_wake(&mut f.wakes, f.wake_at, || Ev::IfaceWake(i));
+                    if f.wake_at == Some(t) {
                         self.ifaces[i].wake_at = None;
                         if let IfaceKind::Msll(ep) = &mut self.ifaces[i].kind {
                             ep.handle_timeout(t);
@@ -594,14 +604,20 @@ impl Simulation {
                     }
                 }
                 Ev::AgentWake(a) => {
-                    if self.agents[a].wake_at == Some(t) {
+                    let slot = &mut self.agents[a];
+                    self.queue
+                        .popped_wake(&mut slot.wakes, slot.wake_at, || Ev::AgentWake(a));
+                    if slot.wake_at == Some(t) {
                         self.agents[a].wake_at = None;
                         self.agent_timeout(a);
                     }
                 }
             }
         }
-        if self.now < until && self.queue.is_empty() && self.transfers_done_at.is_none() {
+        // Unless the transfers completed, the run covered all of `until` (`sim.end_s`): not the
+        // instant of its last event, which would depend on how many skipped wake-ups the queue
+        // holds (`EventQueue::arm`).
+        if self.now < until && self.transfers_done_at.is_none() {
             self.now = until;
         }
     }
@@ -757,7 +773,7 @@ impl Simulation {
                     let w = w.max(now);
                     if f.wake_at.is_none_or(|cur| w < cur || cur < now) {
                         f.wake_at = Some(w);
-                        self.queue.push(w, Ev::IfaceWake(i));
+                        self.queue.arm(&mut f.wakes, w, || Ev::IfaceWake(i));
                     }
                 }
             }
@@ -803,7 +819,8 @@ impl Simulation {
             self.ifaces[i].counters.lost += 1;
             self.trace('e', i, kind, len, id);
         } else {
-            self.queue.push(arrive, Ev::Arrive(peer, payload));
+            // A link's arrivals come in transmission order (one transmitter, constant delay).
+            self.queue.push_fifo(i, arrive, Ev::Arrive(peer, payload));
         }
     }
 
@@ -937,7 +954,7 @@ impl Simulation {
             let t = t.max(now);
             if slot.wake_at.is_none_or(|cur| t < cur || cur < now) {
                 slot.wake_at = Some(t);
-                self.queue.push(t, Ev::AgentWake(a));
+                self.queue.arm(&mut slot.wakes, t, || Ev::AgentWake(a));
             }
         }
     }
