@@ -31,7 +31,7 @@ use crate::multi::{ratio, ServiceMetrics, TimerScaling};
 use crate::packet::Packet;
 use crate::scheduler::{Discipline, QueueStats, Scheduler};
 use crate::service::{LinkInfo, Outbox, Service, ServiceStats};
-use crate::time::{DataRate, Instant};
+use crate::time::{DataRate, Instant, TxTimes};
 use crate::wire::Frame;
 
 /// Endpoint-level counters (per-service counters live in each service).
@@ -102,6 +102,7 @@ pub struct Endpoint {
     delivered: VecDeque<Packet>,
     scratch: Outbox,
     pacing: Option<DataRate>,
+    tx_times: TxTimes,
     next_accept: Instant,
     stats: EndpointStats,
     timer_scaling: TimerScaling,
@@ -180,6 +181,7 @@ impl Endpoint {
             delivered: VecDeque::new(),
             scratch: Outbox::default(),
             pacing,
+            tx_times: TxTimes::default(),
             next_accept: Instant::ZERO,
             stats: EndpointStats::default(),
             timer_scaling: TimerScaling::None,
@@ -290,7 +292,10 @@ impl Endpoint {
         if let Some(rate) = self.pacing {
             // seed 004 sec. 6.2.1: block IP for "(packet size + fixed link-layer overhead) /
             // link speed", the time a single-service link layer would take.
-            self.next_accept = now + rate.tx_time(len + slot.service.header_overhead());
+            self.next_accept = now
+                + self
+                    .tx_times
+                    .get(rate, len + slot.service.header_overhead());
         }
         slot.svc().handle_packet(now, packet, &mut self.scratch);
         self.drain_scratch(now, sid);

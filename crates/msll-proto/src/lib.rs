@@ -41,7 +41,7 @@ pub use multi::{MsllConfig, ServiceMetrics, TimerScaling};
 pub use packet::Packet;
 pub use scheduler::{Discipline, Scheduler};
 pub use service::{LinkInfo, Outbox, Role, SchemeConfig, Service, ServiceStats};
-pub use time::{DataRate, Duration, Instant, Timer};
+pub use time::{DataRate, Duration, Instant, Timer, TxTimes};
 pub use wire::Frame;
 
 /// Hand each element of `v` to `f`, in order, leaving `v` empty with its capacity. The hot paths

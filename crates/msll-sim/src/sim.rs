@@ -20,7 +20,9 @@ use std::path::Path;
 
 use msll_proto::endpoint::Endpoint;
 use msll_proto::scheduler::{Discipline, Scheduler};
-use msll_proto::{DataRate, Duration, Frame, Instant, LinkInfo, Packet, Role, ServiceStats};
+use msll_proto::{
+    DataRate, Duration, Frame, Instant, LinkInfo, Packet, Role, ServiceStats, TxTimes,
+};
 
 use crate::app::conference::{Addressing, OnOffSource, UdpSink, CONF_MIN_PACKET};
 use crate::app::www::{Side, ThinkTime, WwwAddressing, WwwApp, WwwParams};
@@ -88,6 +90,7 @@ struct Iface {
     node: NodeId,
     peer: IfaceId,
     rate: DataRate,
+    tx_times: TxTimes,
     delay: Duration,
     error: ErrorModel,
     kind: IfaceKind,
@@ -277,6 +280,7 @@ impl Simulation {
                     node: from,
                     peer: if dir == 0 { id + 1 } else { id - 1 },
                     rate,
+                    tx_times: TxTimes::default(),
                     delay,
                     error,
                     kind,
@@ -802,7 +806,7 @@ impl Simulation {
         let now = self.now;
         let len = payload.len();
         let f = &mut self.ifaces[i];
-        let tx = f.rate.tx_time(len);
+        let tx = f.tx_times.get(f.rate, len);
         f.busy_until = now + tx;
         let lost = f.error.frame_lost(now, now + tx, len);
         f.counters.frames += 1;

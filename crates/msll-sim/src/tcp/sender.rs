@@ -147,6 +147,9 @@ pub struct TcpSender {
     closed: bool,
     infinite: bool,
     rtx_timer: Timer,
+    /// The last RTO (f64 bits) and its `secs` value: re-armed on every ACK, the RTO changes only
+    /// with RTT samples and backoff, and the rounding to nanoseconds showed in time samples.
+    rto_memo: (u64, Duration),
     // --- driver side ---
     out: VecDeque<Packet>,
     ident: u16,
@@ -187,6 +190,8 @@ impl TcpSender {
             closed: false,
             infinite: false,
             rtx_timer: Timer::default(),
+            // A NaN pattern: the first RTO is never it (and would convert the same anyway).
+            rto_memo: (u64::MAX, secs(f64::from_bits(u64::MAX))),
             out: VecDeque::new(),
             ident: 0,
             stats: SenderStats::default(),
@@ -404,7 +409,11 @@ impl TcpSender {
     }
 
     fn set_rtx_timer(&mut self, now: Instant) {
-        self.rtx_timer.set(now + secs(self.rtt.rto()));
+        let rto = self.rtt.rto();
+        if rto.to_bits() != self.rto_memo.0 {
+            self.rto_memo = (rto.to_bits(), secs(rto));
+        }
+        self.rtx_timer.set(now + self.rto_memo.1);
     }
 
     /// `send_much(0, reason, maxburst_)` (1.4): everything the window allows, back to back.
