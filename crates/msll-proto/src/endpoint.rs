@@ -351,6 +351,18 @@ impl Endpoint {
         self.delivered.pop_front()
     }
 
+    /// Whether `poll_deliver` has a packet.
+    pub fn has_deliveries(&self) -> bool {
+        !self.delivered.is_empty()
+    }
+
+    /// Every delivered packet at once, in order: swaps the endpoint's queue with `into` (which
+    /// must be empty; its capacity is reused), so the packets are not moved one by one.
+    pub fn take_delivered(&mut self, into: &mut VecDeque<Packet>) {
+        debug_assert!(into.is_empty());
+        std::mem::swap(&mut self.delivered, into);
+    }
+
     /// Earliest service timer.
     pub fn poll_timeout(&self) -> Option<Instant> {
         self.services.iter().filter_map(Slot::poll_timeout).min()

@@ -159,6 +159,9 @@ pub struct Simulation {
     /// `route -> kick -> route` calls of one event (each level takes its own; a shared field
     /// left an empty, capacity-less buffer to every nested level, one allocation each).
     spare: Vec<Vec<Packet>>,
+    /// The same for an endpoint's deliveries, swapped out whole (`Endpoint::take_delivered`):
+    /// each packet moves once fewer on its way up.
+    spare_dq: Vec<VecDeque<Packet>>,
     trace: Option<Box<dyn Write + Send>>,
     counters: EngineCounters,
     cfg: SimConfig,
@@ -199,6 +202,7 @@ impl Simulation {
             ifaces: Vec::new(),
             agents: Vec::new(),
             spare: Vec::new(),
+            spare_dq: Vec::new(),
             trace: None,
             counters: EngineCounters::default(),
             cfg: cfg.clone(),
@@ -738,7 +742,7 @@ impl Simulation {
         let now = self.now;
         let f = &mut self.ifaces[i];
         let mut start: Option<Payload> = None;
-        let mut delivered = self.spare.pop().unwrap_or_default();
+        let mut delivered: Option<VecDeque<Packet>> = None;
         match &mut f.kind {
             IfaceKind::Plain => {
                 if f.busy_until <= now {
@@ -765,8 +769,10 @@ impl Simulation {
                 if f.busy_until <= now {
                     start = ep.poll_transmit(now).map(Payload::Frame);
                 }
-                while let Some(p) = ep.poll_deliver() {
-                    delivered.push(p);
+                if ep.has_deliveries() {
+                    let mut d = self.spare_dq.pop().unwrap_or_default();
+                    ep.take_delivered(&mut d);
+                    delivered = Some(d);
                 }
                 let mut wake = ep.poll_timeout();
                 if !f.ipq.is_empty() || f.ipsched.as_ref().is_some_and(|s| !s.is_empty()) {
@@ -798,8 +804,12 @@ impl Simulation {
             }
         }
         let node = self.ifaces[i].node;
-        msll_proto::take_each(&mut delivered, |p| self.route(node, p));
-        self.spare.push(delivered);
+        if let Some(mut d) = delivered {
+            while let Some(p) = d.pop_front() {
+                self.route(node, p);
+            }
+            self.spare_dq.push(d);
+        }
     }
 
     fn transmit(&mut self, i: IfaceId, payload: Payload) {
@@ -869,8 +879,11 @@ impl Simulation {
                 }
             }
             Agent::TcpSink(s) => {
+                // The one ACK goes straight out (what `flush_agent` does with `out`), without a
+                // trip through the buffer.
                 if let Some(ack) = s.handle_data(now, &pkt) {
-                    out.push(ack);
+                    let node = self.agents[a].node;
+                    self.route(node, ack);
                 }
             }
             // WWW packets are dispatched by port range (`www_packet`).
