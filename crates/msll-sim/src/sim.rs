@@ -861,15 +861,19 @@ impl Simulation {
 
     fn agent_packet(&mut self, a: AgentId, pkt: Packet) {
         let now = self.now;
-        let mut out = self.spare.pop().unwrap_or_default();
+        let mut sent: Option<VecDeque<Packet>> = None;
         match &mut self.agents[a].agent {
             Agent::UdpSink(s) => s.handle_packet(now, &pkt),
             Agent::OnOff(_) => {}
             Agent::TcpSrc(s) => {
                 let was_done = s.is_done();
                 s.handle_ack(now, &pkt);
-                while let Some(p) = s.poll_transmit(now) {
-                    out.push(p);
+                // The segments the ACK released, taken whole (`take_transmits`) and routed in
+                // order before anything else, as `flush_agent` would.
+                if s.has_transmits() {
+                    let mut d = self.spare_dq.pop().unwrap_or_default();
+                    s.take_transmits(&mut d);
+                    sent = Some(d);
                 }
                 if !was_done && s.is_done() {
                     self.transfers_left -= 1;
@@ -889,7 +893,14 @@ impl Simulation {
             // WWW packets are dispatched by port range (`www_packet`).
             Agent::Www(_) => {}
         }
-        self.flush_agent(a, out);
+        if let Some(mut d) = sent {
+            let node = self.agents[a].node;
+            while let Some(p) = d.pop_front() {
+                self.route(node, p);
+            }
+            self.spare_dq.push(d);
+        }
+        self.schedule_agent(a);
     }
 
     /// A packet for a WWW app's port range arrived at `node` (its client or server side).

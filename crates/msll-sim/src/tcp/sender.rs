@@ -294,6 +294,18 @@ impl TcpSender {
         self.out.pop_front()
     }
 
+    /// Whether `poll_transmit` has a segment.
+    pub fn has_transmits(&self) -> bool {
+        !self.out.is_empty()
+    }
+
+    /// Every queued segment at once, in order: swaps the queue with `into` (which must be empty;
+    /// its capacity is reused).
+    pub fn take_transmits(&mut self, into: &mut VecDeque<Packet>) {
+        debug_assert!(into.is_empty());
+        std::mem::swap(&mut self.out, into);
+    }
+
     /// The retransmit deadline, if the timer is armed.
     pub fn poll_timeout(&self) -> Option<Instant> {
         self.rtx_timer.deadline()
