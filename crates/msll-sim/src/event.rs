@@ -202,12 +202,9 @@ impl<E> EventQueue<E> {
     #[inline(always)]
     pub fn arm(&mut self, owner: &mut Wakeups, at: Instant, ev: impl Fn() -> E) {
         let key = self.next_key(at);
-        self.len -= 1; // counted when it enters the heap
-                       // Events the plain queue would have popped by now: never the acting one, gone.
-        if owner.aside.first().is_some_and(|&k| k < self.last) {
-            let gone = owner.aside.partition_point(|&k| k < self.last);
-            owner.aside.drain(..gone);
-        }
+        // Counted when it enters the heap.
+        self.len -= 1;
+        self.forget_popped(owner);
         let t = key >> 64;
         let i = owner.aside.partition_point(|&k| k >> 64 < t);
         // An earlier event at the same time, kept aside, comes first.
@@ -228,6 +225,16 @@ impl<E> EventQueue<E> {
         }
     }
 
+    /// Drop the events aside that the plain queue would have popped by now (never the acting
+    /// one: that one is always in the heap).
+    #[inline(always)]
+    fn forget_popped(&self, owner: &mut Wakeups) {
+        if owner.aside.first().is_some_and(|&k| k < self.last) {
+            let gone = owner.aside.partition_point(|&k| k < self.last);
+            owner.aside.drain(..gone);
+        }
+    }
+
     #[inline(always)]
     fn enter(&mut self, owner: &mut Wakeups, key: u128, ev: &impl Fn() -> E) {
         owner.heap.push(key);
@@ -235,8 +242,8 @@ impl<E> EventQueue<E> {
         self.push_slab(key, ev());
     }
 
-    /// For each popped event of an owner armed with `arm`: `key` is `last_key()` and `armed` the
-    /// owner's armed time (before acting on this event).
+    /// Call for each popped event of an owner armed with `arm`, before acting on it; `armed` is
+    /// the owner's armed time.
     #[inline(always)]
     pub fn popped_wake(&mut self, owner: &mut Wakeups, armed: Option<Instant>, ev: impl Fn() -> E) {
         let key = self.last;
@@ -255,6 +262,7 @@ impl<E> EventQueue<E> {
     /// is in the heap.
     #[inline(always)]
     fn cover(&mut self, owner: &mut Wakeups, at: Instant, ev: impl Fn() -> E) {
+        self.forget_popped(owner);
         let t = at.as_nanos() as u128;
         let i = owner.aside.partition_point(|&k| k >> 64 < t);
         let Some(&first) = owner.aside.get(i).filter(|&&k| k >> 64 == t) else {
