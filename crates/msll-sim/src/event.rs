@@ -193,8 +193,8 @@ impl<E> EventQueue<E> {
     ///
     /// Such an owner leaves stale events behind whenever it arms an earlier time: an endpoint's
     /// pacing wake-up comes before its retransmission timer, which is then re-armed, often later,
-    /// after every frame (seed 004 Fig. 7.6: ~19 of them pending on average, 5 % of all events
-    /// popped only to be skipped). Only one of the owner's events can act: the first pending one
+    /// after every frame (seed 004 Fig. 7.6: up to ~19 of them pending on average, up to 11 % of
+    /// all events popped only to be skipped). Only one of the owner's events can act: the first pending one
     /// at the armed time. So every event is given its key (its place in the order) when armed,
     /// but enters the heap only when it could be that one and no event of the owner already in
     /// the heap comes before it; an event of the owner popped without acting brings the current

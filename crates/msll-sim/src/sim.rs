@@ -804,11 +804,8 @@ impl Simulation {
             }
         }
         let node = self.ifaces[i].node;
-        if let Some(mut d) = delivered {
-            while let Some(p) = d.pop_front() {
-                self.route(node, p);
-            }
-            self.spare_dq.push(d);
+        if let Some(d) = delivered {
+            self.route_all(node, d);
         }
     }
 
@@ -893,12 +890,8 @@ impl Simulation {
             // WWW packets are dispatched by port range (`www_packet`).
             Agent::Www(_) => {}
         }
-        if let Some(mut d) = sent {
-            let node = self.agents[a].node;
-            while let Some(p) = d.pop_front() {
-                self.route(node, p);
-            }
-            self.spare_dq.push(d);
+        if let Some(d) = sent {
+            self.route_all(self.agents[a].node, d);
         }
         self.schedule_agent(a);
     }
@@ -961,6 +954,14 @@ impl Simulation {
     }
 
     /// Route an agent's output from its node, return the buffer, then re-arm its timer.
+    /// Route a swapped-out queue's packets in order, then keep the queue for reuse (`spare_dq`).
+    fn route_all(&mut self, node: NodeId, mut q: VecDeque<Packet>) {
+        while let Some(p) = q.pop_front() {
+            self.route(node, p);
+        }
+        self.spare_dq.push(q);
+    }
+
     fn flush_agent(&mut self, a: AgentId, mut out: Vec<Packet>) {
         let node = self.agents[a].node;
         msll_proto::take_each(&mut out, |p| self.route(node, p));
