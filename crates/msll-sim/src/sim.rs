@@ -159,8 +159,9 @@ pub struct Simulation {
     /// `route -> kick -> route` calls of one event (each level takes its own; a shared field
     /// left an empty, capacity-less buffer to every nested level, one allocation each).
     spare: Vec<Vec<Packet>>,
-    /// The same for an endpoint's deliveries, swapped out whole (`Endpoint::take_delivered`):
-    /// each packet moves once fewer on its way up.
+    /// The same for packet queues swapped out whole and routed (`route_all`): an endpoint's
+    /// deliveries (`Endpoint::take_delivered`) and a TCP sender's segments
+    /// (`TcpSender::take_transmits`), so the packets are not moved one by one into a buffer.
     spare_dq: Vec<VecDeque<Packet>>,
     trace: Option<Box<dyn Write + Send>>,
     counters: EngineCounters,
