@@ -85,6 +85,11 @@ struct Head {
 struct Queue {
     q: VecDeque<Entry>,
     rate: f64,
+    /// `1 / rate` when that makes `len * inv_rate` exactly `len / rate`: a power-of-two rate,
+    /// such as the 1 of every single-service endpoint. Both are the correctly rounded value of
+    /// the same real number, so the stamps do not change; the multiply avoids a division on
+    /// every frame (a divide's latency was ~40 % of `enqueue`'s samples over the catalogue).
+    inv_rate: Option<f64>,
     /// Stamp of the last frame queued here: V_i(k-1), valid in scheduler epoch `epoch` only
     /// (an idle scheduler restarts every V_i(k-1) at 0 by starting a new epoch).
     last: f64,
@@ -150,6 +155,7 @@ impl Scheduler {
         self.queues.push(Queue {
             q: VecDeque::new(),
             rate,
+            inv_rate: exact_inverse(rate),
             last: 0.0,
             epoch: self.epoch,
             stats: QueueStats::default(),
@@ -163,6 +169,7 @@ impl Scheduler {
         let rate = self.sane(rate);
         if let Some(q) = self.queues.get_mut(service) {
             q.rate = rate;
+            q.inv_rate = exact_inverse(rate);
         }
     }
 
@@ -241,7 +248,14 @@ impl Scheduler {
             0.0
         } else {
             let last = if q.epoch == epoch { q.last } else { 0.0 };
-            frame.len() as f64 / q.rate + last.max(vtime)
+            // `as i64`: a signed conversion is one instruction, an unsigned one a sequence (the
+            // same value below 2^53).
+            let len = frame.len() as i64 as f64;
+            let l = match q.inv_rate {
+                Some(inv) => len * inv,
+                None => len / q.rate,
+            };
+            l + last.max(vtime)
         };
         q.last = stamp;
         q.epoch = epoch;
@@ -355,6 +369,12 @@ impl Scheduler {
             at = min;
         }
     }
+}
+
+/// `1 / r` if `r` is a power of two (zero mantissa bits, normal): then `x * (1 / r)` and `x / r`
+/// round the same real number `x * 2^-k`, so they are equal for every `x`.
+fn exact_inverse(r: f64) -> Option<f64> {
+    (r.is_normal() && r > 0.0 && r.to_bits() & ((1u64 << 52) - 1) == 0).then(|| 1.0 / r)
 }
 
 #[cfg(test)]

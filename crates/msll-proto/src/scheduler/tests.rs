@@ -285,3 +285,39 @@ fn heap_cost_is_logarithmic() {
         assert!(per <= 3.0 * lg + 1.0, "n={n}: {per} comparisons per frame");
     }
 }
+
+proptest! {
+    /// The stamp's multiply by `exact_inverse(r)` equals the division by `r` it replaces, for
+    /// every power of two the rates take (and none is offered for other rates).
+    #[test]
+    fn exact_inverse_multiplies_as_it_divides(len in 0u32..=1 << 20, k in -60i32..=60, m in 1.0f64..2.0) {
+        let r = 2f64.powi(k);
+        let inv = exact_inverse(r).expect("a power of two");
+        let x = len as f64;
+        prop_assert_eq!((x * inv).to_bits(), (x / r).to_bits());
+        // A rate with mantissa bits gets no inverse (1/3 is not exact).
+        let other = r * m;
+        if other.to_bits() & ((1u64 << 52) - 1) != 0 {
+            prop_assert!(exact_inverse(other).is_none());
+        }
+    }
+}
+
+#[test]
+fn exact_inverse_refuses_non_powers() {
+    assert_eq!(exact_inverse(1.0), Some(1.0));
+    assert_eq!(exact_inverse(4.0), Some(0.25));
+    assert_eq!(exact_inverse(0.5), Some(2.0));
+    for r in [
+        3.0,
+        1.5,
+        0.1,
+        0.0,
+        -2.0,
+        f64::INFINITY,
+        f64::NAN,
+        f64::MIN_POSITIVE / 4.0,
+    ] {
+        assert_eq!(exact_inverse(r), None, "{r}");
+    }
+}
