@@ -11,8 +11,8 @@
 use std::hint::black_box;
 use std::time::Instant as Wall;
 
-use bytes::Bytes;
 use msll_proto::scheduler::{Discipline, Scheduler};
+use msll_proto::Buf;
 use msll_proto::{Frame, Instant};
 
 fn main() {
@@ -21,7 +21,7 @@ fn main() {
     for n in [2usize, 4, 8, 16, 32, 64] {
         let rates: Vec<f64> = (1..=n).map(|i| 1.0 + (i % 5) as f64).collect();
         let mut s = Scheduler::new(Discipline::Scfq, &rates, None);
-        let body = Bytes::from(vec![0u8; 99]);
+        let body = Buf::from(vec![0u8; 99]);
         let f = |i: usize| Frame::new(&[0], body.slice(..50 + i % 40));
         for i in 0..n {
             s.enqueue(Instant::ZERO, i, f(i));

@@ -510,15 +510,15 @@ impl Endpoint {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::buf::Buf;
     use crate::service::Raw;
     use crate::time::Duration;
-    use bytes::Bytes;
 
     #[test]
     fn paces_ip_at_nominal_rate_and_stamps_service() {
         let rate = DataRate::from_bps(14_400).unwrap();
         let mut ep = Endpoint::single(Box::new(Raw::new()), Some(rate));
-        ep.handle_packet(Instant::ZERO, Packet::new(Bytes::from(vec![0u8; 50])));
+        ep.handle_packet(Instant::ZERO, Packet::new(Buf::from(vec![0u8; 50])));
         // (50 + 1 header byte) * 8 / 14400 s
         assert_eq!(
             ep.next_accept(),
@@ -546,7 +546,7 @@ mod tests {
                 header_len: 20,
             }
             .emit(&mut b[..20]);
-            Packet::new(Bytes::from(b))
+            Packet::new(Buf::from(b))
         };
         let two = || {
             let svcs: Vec<Box<dyn Service>> = vec![Box::new(Raw::new()), Box::new(Raw::new())];
@@ -574,7 +574,7 @@ mod tests {
     #[test]
     fn unknown_service_counted_and_dropped() {
         let mut ep = Endpoint::single(Box::new(Raw::new()), None);
-        let f = Frame::from_wire(Bytes::from_static(&[0x30, 1, 2])).unwrap();
+        let f = Frame::from_wire(Buf::from_static(&[0x30, 1, 2])).unwrap();
         ep.handle_frame(Instant::ZERO, f);
         assert_eq!(ep.stats().unknown_service, 1);
         assert!(ep.poll_deliver().is_none());

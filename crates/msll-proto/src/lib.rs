@@ -24,6 +24,7 @@
 //! ```
 #![forbid(unsafe_code)]
 
+pub mod buf;
 pub mod classifier;
 pub mod endpoint;
 pub mod multi;
@@ -35,6 +36,7 @@ pub mod testing;
 pub mod time;
 pub mod wire;
 
+pub use buf::Buf;
 pub use classifier::{Classifier, ClassifierConfig};
 pub use endpoint::{Endpoint, ServiceCounters};
 pub use multi::{MsllConfig, ServiceMetrics, TimerScaling};

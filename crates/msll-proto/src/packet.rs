@@ -5,22 +5,20 @@
 //! bytes (seed004-ch1-3 1.4): a simulated 1000-byte data packet is 1000 bytes long and its first 40
 //! bytes happen to carry the headers, so airtime accounting equals `len()` everywhere.
 
-use bytes::Bytes;
+use crate::buf::Buf;
 
 /// An IP packet (header + payload), cheaply clonable (reference counted).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Packet {
-    data: Bytes,
+    data: Buf,
 }
 
 impl Packet {
-    pub fn new(data: Bytes) -> Self {
+    pub fn new(data: Buf) -> Self {
         Packet { data }
     }
     pub fn from_vec(v: Vec<u8>) -> Self {
-        Packet {
-            data: Bytes::from(v),
-        }
+        Packet { data: Buf::from(v) }
     }
     pub fn len(&self) -> usize {
         self.data.len()
@@ -28,19 +26,19 @@ impl Packet {
     pub fn is_empty(&self) -> bool {
         self.data.is_empty()
     }
-    pub fn bytes(&self) -> &Bytes {
+    pub fn bytes(&self) -> &Buf {
         &self.data
     }
     pub fn as_slice(&self) -> &[u8] {
         &self.data
     }
-    pub fn into_bytes(self) -> Bytes {
+    pub fn into_bytes(self) -> Buf {
         self.data
     }
 }
 
-impl From<Bytes> for Packet {
-    fn from(b: Bytes) -> Self {
+impl From<Buf> for Packet {
+    fn from(b: Buf) -> Self {
         Packet::new(b)
     }
 }

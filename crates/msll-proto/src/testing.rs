@@ -16,7 +16,7 @@
 
 use std::collections::VecDeque;
 
-use bytes::Bytes;
+use crate::buf::Buf;
 
 use crate::packet::Packet;
 use crate::service::{Outbox, Service};
@@ -218,7 +218,7 @@ impl Pair {
                 if lost {
                     continue;
                 }
-                let wire = Frame::from_wire(Bytes::from(f.to_vec())).expect("non-empty frame");
+                let wire = Frame::from_wire(Buf::from(f.to_vec())).expect("non-empty frame");
                 let mut out = Outbox::default();
                 self.svc(1 - side).handle_frame(t, wire, &mut out);
                 self.absorb(1 - side, out);
@@ -329,14 +329,14 @@ pub fn thesis_link(name: &str) -> crate::service::LinkInfo {
 /// Fuzz entry points: the bodies of the cargo-fuzz targets under `/fuzz`, kept here so the crate's
 /// own tests run them on random input too. Each must never panic on any input.
 pub mod fuzz {
-    use bytes::Bytes;
+    use crate::buf::Buf;
 
     use crate::service::{Outbox, Role, SchemeConfig};
     use crate::time::{Duration, Instant};
     use crate::wire::{ArqFrame, Frame, RlpFrame, XorFrame};
 
     fn frame(data: &[u8]) -> Option<Frame> {
-        Frame::from_wire(Bytes::copy_from_slice(data))
+        Frame::from_wire(Buf::copy_from_slice(data))
     }
 
     /// GBN/SR decoder: parse, and anything parsed re-emits to the same frame.

@@ -44,6 +44,14 @@ enum Payload {
 }
 
 impl Payload {
+    /// The trace's packet id: the IP identification of a packet, the first byte of a frame.
+    fn trace_id(&self) -> u32 {
+        match self {
+            Payload::Packet(p) => ident(p),
+            Payload::Frame(f) => f.first_byte() as u32,
+        }
+    }
+
     fn len(&self) -> usize {
         match self {
             Payload::Packet(p) => p.len(),
@@ -559,11 +567,18 @@ impl Simulation {
     }
 
     /// Per-hop trace line; the check is inlined so untraced runs (all but `--trace`) pay one
-    /// branch per call, not a call.
+    /// branch per call, not a call, and never read the packet for its `id`.
     #[inline(always)]
-    fn trace(&mut self, ev: char, iface: IfaceId, kind: &str, bytes: usize, id: u32) {
+    fn trace(
+        &mut self,
+        ev: char,
+        iface: IfaceId,
+        kind: &str,
+        bytes: usize,
+        id: impl FnOnce() -> u32,
+    ) {
         if self.trace.is_some() {
-            self.trace_line(ev, iface, kind, bytes, id);
+            self.trace_line(ev, iface, kind, bytes, id());
         }
     }
 
@@ -707,33 +722,32 @@ impl Simulation {
         if let (Some(s), IfaceKind::Msll(ep)) = (&mut f.ipsched, &f.kind) {
             // Per-service IP queues: the classifier's own mapping picks the queue.
             let sid = ep.classifier().classify(&pkt) as usize;
-            let (len, id) = (pkt.len(), ident(&pkt));
+            let (len, id) = (pkt.len(), self.trace.is_some().then(|| ident(&pkt)));
             if !s.enqueue(self.now, sid, Frame::new(&[0], pkt.into_bytes())) {
                 f.counters.queue_drops += 1;
-                self.trace('d', iface, "ip", len, id);
+                self.trace('d', iface, "ip", len, || id.unwrap_or(0));
                 return;
             }
-            self.trace('+', iface, "ip", len, id);
+            self.trace('+', iface, "ip", len, || id.unwrap_or(0));
             self.kick(iface);
             return;
         }
         if f.ipq.len() >= f.limit {
             f.counters.queue_drops += 1;
-            let id = ident(&pkt);
-            self.trace('d', iface, "ip", pkt.len(), id);
+            self.trace('d', iface, "ip", pkt.len(), || ident(&pkt));
             return;
         }
-        let (len, id) = (pkt.len(), ident(&pkt));
+        let (len, id) = (pkt.len(), self.trace.is_some().then(|| ident(&pkt)));
         if matches!(f.kind, IfaceKind::Plain) && f.ipq.is_empty() && f.busy_until <= self.now {
             // A free wired link with nothing queued: exactly what `kick` would do (pop this
             // packet, transmit it, and ask for no transmit-complete event since nothing waits),
             // without the round trip through the queue.
-            self.trace('+', iface, "ip", len, id);
+            self.trace('+', iface, "ip", len, || id.unwrap_or(0));
             self.transmit(iface, Payload::Packet(pkt));
             return;
         }
         f.ipq.push_back(pkt);
-        self.trace('+', iface, "ip", len, id);
+        self.trace('+', iface, "ip", len, || id.unwrap_or(0));
         self.kick(iface);
     }
 
@@ -822,14 +836,14 @@ impl Simulation {
         self.counters.hops += 1;
         let arrive = now + tx + f.delay;
         let peer = f.peer;
-        let (kind, id) = match &payload {
-            Payload::Packet(p) => ("ip", ident(p)),
-            Payload::Frame(fr) => ("frame", fr.first_byte() as u32),
+        let kind = match &payload {
+            Payload::Packet(_) => "ip",
+            Payload::Frame(_) => "frame",
         };
-        self.trace('-', i, kind, len, id);
+        self.trace('-', i, kind, len, || payload.trace_id());
         if lost {
             self.ifaces[i].counters.lost += 1;
-            self.trace('e', i, kind, len, id);
+            self.trace('e', i, kind, len, || payload.trace_id());
         } else {
             // A link's arrivals come in transmission order (one transmitter, constant delay).
             self.queue.push_fifo(i, arrive, Ev::Arrive(peer, payload));
@@ -842,13 +856,12 @@ impl Simulation {
         let len = payload.len();
         match payload {
             Payload::Packet(p) => {
-                let id = ident(&p);
-                self.trace('r', from, "ip", len, id);
+                self.trace('r', from, "ip", len, || ident(&p));
                 let node = self.ifaces[i].node;
                 self.route(node, p);
             }
             Payload::Frame(fr) => {
-                self.trace('r', from, "frame", len, fr.first_byte() as u32);
+                self.trace('r', from, "frame", len, || fr.first_byte() as u32);
                 if let IfaceKind::Msll(ep) = &mut self.ifaces[i].kind {
                     ep.handle_frame(self.now, fr);
                 }

@@ -112,7 +112,10 @@ pub async fn run(
         while let Some(p) = tunnel.poll_ip() {
             let ok = match &ip {
                 IpSide::Tun(dev) => dev.send(p.as_slice()).await.is_ok(),
-                IpSide::Chan { tx, .. } => tx.send(p.into_bytes()).await.is_ok(),
+                // The channel carries `bytes::Bytes`; packets are `Buf`s (one copy, as a TUN write is).
+                IpSide::Chan { tx, .. } => {
+                    tx.send(Bytes::copy_from_slice(p.as_slice())).await.is_ok()
+                }
             };
             if !ok {
                 warn!("IP side write failed");

@@ -24,7 +24,7 @@ use std::collections::VecDeque;
 
 use bytes::Bytes;
 use msll_proto::{
-    DataRate, Duration, Endpoint, Frame, Instant, Packet, ServiceMetrics, ServiceStats,
+    Buf, DataRate, Duration, Endpoint, Frame, Instant, Packet, ServiceMetrics, ServiceStats,
 };
 use serde::Serialize;
 use tracing::{debug, info, warn};
@@ -338,14 +338,15 @@ impl Tunnel {
             return;
         }
         self.counters.ip_in += 1;
-        let bytes = match self.clamp_mss(&bytes) {
+        // Into the protocol code's `Buf` (one copy: its reference counts are not atomic).
+        let buf = match self.clamp_mss(&bytes) {
             Some(v) => {
                 self.counters.mss_clamped += 1;
-                Bytes::from(v)
+                Buf::from(v)
             }
-            None => bytes,
+            None => Buf::copy_from_slice(&bytes),
         };
-        let p = Packet::new(bytes);
+        let p = Packet::new(buf);
         let sid = self.service_of(&p);
         let share = self.ep.scheduler().share(sid as usize);
         if !self.ingress.push(sid as usize, now, p, share) {
@@ -433,7 +434,7 @@ impl Tunnel {
                 self.next_hello = self.next_hello.min(soon);
                 return;
             }
-            if let Some(frame) = Frame::from_wire(payload) {
+            if let Some(frame) = Frame::from_wire(Buf::copy_from_slice(&payload)) {
                 self.counters.frames_to_endpoint += 1;
                 let t = self.ep_time(now);
                 self.ep.handle_frame(t, frame);

@@ -22,7 +22,9 @@ fn lossy_loopback_transfer_survives_hostile_datagrams() {
         .enable_all()
         .build()
         .unwrap();
-    rt.block_on(async {
+    // A LocalSet: the daemon's endpoint holds non-`Send` buffers (`msll_proto::Buf`), so its
+    // tasks stay on this thread, as `mslld` runs them on its current-thread runtime.
+    tokio::task::LocalSet::new().block_on(&rt, async {
         let sa = StdUdp::bind("127.0.0.1:0").unwrap();
         let sb = StdUdp::bind("127.0.0.1:0").unwrap();
         sa.set_nonblocking(true).unwrap();
@@ -49,7 +51,7 @@ fn lossy_loopback_transfer_survives_hostile_datagrams() {
         let (stop_a_tx, stop_a) = oneshot::channel::<()>();
         let (stop_b_tx, stop_b) = oneshot::channel::<()>();
         let (ctl_rx, _guard) = mslld::control::serve(&ctl).unwrap();
-        let a = tokio::spawn(daemon::run(
+        let a = tokio::task::spawn_local(daemon::run(
             ca,
             IpSide::Chan {
                 rx: a_in_rx,
@@ -61,7 +63,7 @@ fn lossy_loopback_transfer_survives_hostile_datagrams() {
                 let _ = stop_a.await;
             },
         ));
-        let b = tokio::spawn(daemon::run(
+        let b = tokio::task::spawn_local(daemon::run(
             cb,
             IpSide::Chan {
                 rx: b_in_rx,

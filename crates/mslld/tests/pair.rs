@@ -72,10 +72,10 @@ impl Net {
             self.wire.push((self.now + self.delay, false, d));
         }
         while let Some(p) = self.a.poll_ip() {
-            self.got_a.push(p.into_bytes());
+            self.got_a.push(Bytes::copy_from_slice(p.as_slice()));
         }
         while let Some(p) = self.b.poll_ip() {
-            self.got_b.push(p.into_bytes());
+            self.got_b.push(Bytes::copy_from_slice(p.as_slice()));
         }
     }
 

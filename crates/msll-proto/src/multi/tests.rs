@@ -2,7 +2,7 @@
 //! demultiplexing, impartiality of the scheduler against a service's overhead (seed 004 sec. 6.1
 //! "fairness"), bounded queues, timer scaling, measured rates and Table 8.1 metrics.
 
-use bytes::Bytes;
+use crate::buf::Buf;
 
 use super::*;
 use crate::classifier::ClassifierKind;
@@ -123,7 +123,7 @@ fn classifier_stamps_scheduler_demux_strips() {
     let mut seen = Vec::new();
     while let Some(f) = a.poll_transmit(T0) {
         seen.push(f.service());
-        b.handle_frame(T0, Frame::from_wire(Bytes::from(f.to_vec())).unwrap());
+        b.handle_frame(T0, Frame::from_wire(Buf::from(f.to_vec())).unwrap());
     }
     // DS 9 names no service: unmatched -> Default (service 0).
     let mut sorted = seen.clone();
@@ -149,7 +149,7 @@ fn classifier_stamps_scheduler_demux_strips() {
     // A frame naming service 5 of 3 is counted and dropped by the demultiplexer.
     b.handle_frame(
         T0,
-        Frame::from_wire(Bytes::from_static(&[0x50, 1, 2])).unwrap(),
+        Frame::from_wire(Buf::from_static(&[0x50, 1, 2])).unwrap(),
     );
     assert_eq!(b.stats().unknown_service, 1);
     assert_eq!(cfg.label(), "default+rlp-oos+sr-m2");
@@ -378,7 +378,7 @@ proptest::proptest! {
             match op {
                 0 => ep.handle_packet(now, Packet::from_vec(bytes)),
                 1 => {
-                    if let Some(f) = Frame::from_wire(Bytes::from(bytes)) {
+                    if let Some(f) = Frame::from_wire(Buf::from(bytes)) {
                         ep.handle_frame(now, f);
                     }
                 }

@@ -3,11 +3,11 @@
 //! ties, bounded queues.
 
 use super::*;
-use bytes::Bytes;
+use crate::buf::Buf;
 use proptest::prelude::*;
 
 fn frame(len: usize) -> Frame {
-    Frame::new(&[0], Bytes::from(vec![0u8; len - 1]))
+    Frame::new(&[0], Buf::from(vec![0u8; len - 1]))
 }
 
 const T0: Instant = Instant::ZERO;
@@ -120,7 +120,7 @@ proptest! {
             b[..4].copy_from_slice(&k.to_be_bytes());
             b[4] = svc as u8;
             b[5..9].copy_from_slice(&arrival.to_be_bytes());
-            Frame::new(&[0], Bytes::from(b))
+            Frame::new(&[0], Buf::from(b))
         };
         for (add, svc, len) in ops {
             if add {

@@ -23,7 +23,7 @@
 
 use std::collections::VecDeque;
 
-use bytes::Bytes;
+use crate::buf::Buf;
 
 use super::{scaled, HandOffLog, Outbox, SentKind, Service, ServiceStats};
 use crate::packet::Packet;
@@ -64,7 +64,7 @@ impl GbnConfig {
 }
 
 struct TxSlot {
-    payload: Bytes,
+    payload: Buf,
     /// A copy was handed to the scheduler and has not started transmission yet.
     queued: bool,
     /// A copy has started transmission at least once.

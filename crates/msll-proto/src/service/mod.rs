@@ -38,8 +38,9 @@ pub use snoop::{Snoop, SnoopConfig, SnoopState};
 pub use sr::{NakPolicy, RetransmitTimer, Sr, SrConfig};
 pub use xor::{Xor, XorConfig};
 
-/// One link-layer scheme instance.
-pub trait Service: Send {
+/// One link-layer scheme instance. Not `Send`: a service holds its frames in [`crate::Buf`]s,
+/// whose reference counts are not atomic; every driver runs a link on one thread.
+pub trait Service {
     /// A packet from the layer above, routed here by the classifier.
     fn handle_packet(&mut self, now: Instant, packet: Packet, out: &mut Outbox);
     /// A frame from the peer service. Malformed frames are counted and dropped, never a panic.

@@ -59,7 +59,7 @@ impl Service for Raw {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bytes::Bytes;
+    use crate::buf::Buf;
 
     #[test]
     fn one_byte_header_and_transparent_delivery() {
@@ -68,7 +68,7 @@ mod tests {
         let mut out = Outbox::default();
         tx.handle_packet(
             Instant::ZERO,
-            Packet::new(Bytes::from_static(&[9; 50])),
+            Packet::new(Buf::from_static(&[9; 50])),
             &mut out,
         );
         assert_eq!(out.frames.len(), 1);
@@ -81,13 +81,10 @@ mod tests {
         let mut out2 = Outbox::default();
         rx.handle_frame(
             Instant::ZERO,
-            Frame::from_wire(Bytes::from(f.to_vec())).unwrap(),
+            Frame::from_wire(Buf::from(f.to_vec())).unwrap(),
             &mut out2,
         );
-        assert_eq!(
-            out2.packets,
-            vec![Packet::new(Bytes::from_static(&[9; 50]))]
-        );
+        assert_eq!(out2.packets, vec![Packet::new(Buf::from_static(&[9; 50]))]);
         assert_eq!(tx.poll_timeout(), None);
     }
 }

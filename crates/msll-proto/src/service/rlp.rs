@@ -36,7 +36,7 @@
 
 use std::collections::VecDeque;
 
-use bytes::Bytes;
+use crate::buf::Buf;
 use serde::{Deserialize, Serialize};
 
 use super::{scaled, HandOffLog, Outbox, SentKind, Service, ServiceStats};
@@ -132,7 +132,7 @@ enum Slot {
         timer: Timer,
     },
     /// Received; the payload is held only for in-sequence delivery.
-    Received(Option<Bytes>),
+    Received(Option<Buf>),
     GaveUp,
 }
 
@@ -143,7 +143,7 @@ pub struct Rlp {
     // sender
     tx_next: u8,
     /// The last `buffer` frames: payload, and whether a copy waits in the scheduler.
-    tx_buf: VecDeque<(Bytes, bool)>,
+    tx_buf: VecDeque<(Buf, bool)>,
     /// Next sequence number to start its first transmission (new frames leave in order).
     tx_sent_next: u8,
     /// At least one data frame has started transmission.
@@ -348,7 +348,7 @@ impl Rlp {
         }
     }
 
-    fn deliver(&mut self, p: Bytes, out: &mut Outbox) {
+    fn deliver(&mut self, p: Buf, out: &mut Outbox) {
         self.stats.packets_delivered += 1;
         out.deliver(Packet::new(p));
     }
@@ -363,7 +363,7 @@ impl Rlp {
         (1..128).contains(&g)
     }
 
-    fn on_data(&mut self, now: Instant, seq: u8, payload: Bytes, out: &mut Outbox) {
+    fn on_data(&mut self, now: Instant, seq: u8, payload: Buf, out: &mut Outbox) {
         let oos = self.cfg.delivery == Delivery::OutOfSequence;
         let d = if self.is_new(seq) {
             self.extend_to(now, seq, false, out)

@@ -54,7 +54,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-use bytes::Bytes;
+use crate::buf::Buf;
 use serde::{Deserialize, Serialize};
 
 use super::{Outbox, SentKind, Service, ServiceStats};
@@ -188,7 +188,7 @@ fn parse_tcp(p: &[u8]) -> Option<TcpInfo> {
 
 struct Cached {
     seq: u32,
-    packet: Bytes,
+    packet: Buf,
     num_rxmit: u32,
     sender_rxmit: bool,
     snd_time: Instant,
@@ -325,7 +325,7 @@ impl Snoop {
         super::scaled(t, factor)
     }
 
-    fn forward(&mut self, packet: Bytes, out: &mut Outbox) {
+    fn forward(&mut self, packet: Buf, out: &mut Outbox) {
         let f = Frame::new(&[SNOOP_BITS], packet);
         let plen = f.len() - 1;
         SentKind::Data(plen).count(&mut self.stats, &f);
@@ -333,7 +333,7 @@ impl Snoop {
     }
 
     /// `snoop_data`: a TCP data packet going down to the wireless host.
-    fn on_data_down(&mut self, now: Instant, key: Key, seq: u32, packet: &Bytes) {
+    fn on_data_down(&mut self, now: Instant, key: Key, seq: u32, packet: &Buf) {
         let (cfg, factor) = (self.cfg, self.factor);
         let c = self.conn(now, key);
         if c.alive && seq == 0 {
@@ -366,7 +366,7 @@ impl Snoop {
     }
 
     /// ns-2 `snoop_insert`: keep the cache in sequence order.
-    fn insert(cfg: &SnoopConfig, c: &mut Conn, now: Instant, seq: u32, packet: &Bytes) -> Inserted {
+    fn insert(cfg: &SnoopConfig, c: &mut Conn, now: Instant, seq: u32, packet: &Buf) -> Inserted {
         if lt(seq, c.last_ack) {
             return Inserted::Other; // already acknowledged: not cached
         }
@@ -571,7 +571,7 @@ impl Service for Snoop {
                 if self.on_ack_down(key, t.ack) {
                     let mut v = bytes.to_vec();
                     v[t.flags_at] |= ELN_BIT;
-                    self.forward(Bytes::from(v), out);
+                    self.forward(Buf::from(v), out);
                 } else {
                     self.forward(bytes, out);
                 }

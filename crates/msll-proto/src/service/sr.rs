@@ -42,7 +42,7 @@
 
 use std::collections::VecDeque;
 
-use bytes::Bytes;
+use crate::buf::Buf;
 use serde::{Deserialize, Serialize};
 
 use super::{scaled, HandOffLog, Outbox, SentKind, Service, ServiceStats};
@@ -135,13 +135,13 @@ impl SrConfig {
 
 #[derive(Default, Clone)]
 struct RxSlot {
-    data: Option<Bytes>,
+    data: Option<Buf>,
     /// NAKs sent for this (missing) frame: SR/M2's per-frame counter (L747).
     naks: u32,
 }
 
 struct TxSlot {
-    payload: Bytes,
+    payload: Buf,
     /// `RetransmitTimer::PerFrame`: this frame's timer, armed when a copy starts transmission.
     timer: Timer,
     /// A copy was handed to the scheduler and has not started transmission yet.
@@ -294,7 +294,7 @@ impl Sr {
         }
     }
 
-    fn on_data(&mut self, now: Instant, seq: u8, payload: Bytes, out: &mut Outbox) {
+    fn on_data(&mut self, now: Instant, seq: u8, payload: Buf, out: &mut Outbox) {
         if !self.ack_timer.is_armed() {
             // L737: "a delayed acknowledgment timer which is set when a new frame arrives"; also
             // armed on duplicates, which mean our last ACK may have been lost.

@@ -22,7 +22,7 @@
 //! spanning exactly a multiple of 8 blocks with a later index can still alias, as in the thesis's
 //! 3-bit design; the lengths check below rejects some such reconstructions.
 
-use bytes::{Bytes, BytesMut};
+use crate::buf::Buf;
 
 use super::{scaled, Outbox, SentKind, Service, ServiceStats};
 use crate::packet::Packet;
@@ -145,7 +145,7 @@ impl Xor {
             block: self.tx_block,
             count: self.tx_count,
             len_xor: (!p.equal).then_some(p.len_xor),
-            payload: Bytes::from(p.buf),
+            payload: Buf::from(p.buf),
         }
         .emit();
         SentKind::Parity.count(&mut self.stats, &f);
@@ -164,7 +164,7 @@ impl Xor {
         self.rx_parity = Parity::default();
     }
 
-    fn on_data(&mut self, block: u8, index: u8, payload: Bytes, out: &mut Outbox) {
+    fn on_data(&mut self, block: u8, index: u8, payload: Buf, out: &mut Outbox) {
         let new_block = self.rx_block != Some(block)
             || self.rx_done
             || self.rx_max_index.is_some_and(|m| index <= m);
@@ -184,7 +184,7 @@ impl Xor {
         block: u8,
         count: u8,
         len_xor: Option<u16>,
-        payload: Bytes,
+        payload: Buf,
         out: &mut Outbox,
     ) {
         if self.rx_block != Some(block)
@@ -212,11 +212,11 @@ impl Xor {
             self.stats.protocol_errors += 1;
             return;
         }
-        let mut rebuilt = BytesMut::from(&buf[..missing_len.min(buf.len())]);
-        rebuilt.resize(missing_len, 0);
+        let have = missing_len.min(buf.len());
+        let rebuilt = Buf::zeroed_with(missing_len, |b| b[..have].copy_from_slice(&buf[..have]));
         self.stats.fec_recoveries += 1;
         self.stats.packets_delivered += 1;
-        out.deliver(Packet::new(rebuilt.freeze()));
+        out.deliver(Packet::new(rebuilt));
     }
 }
 

@@ -9,7 +9,7 @@
 //! `ack` is cumulative "next expected sequence number" (seed004-ch4 sec. 7 item 3, recommended). Sequence
 //! numbers are one byte, modulo 256. The service nibble is never read here: the endpoint owns it.
 
-use bytes::Bytes;
+use crate::buf::Buf;
 
 use super::frame::{Frame, FrameError};
 
@@ -25,7 +25,7 @@ pub const ARQ_CONTROL_LEN: usize = 2;
 /// One parsed GBN/SR frame.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ArqFrame {
-    Data { seq: u8, ack: u8, payload: Bytes },
+    Data { seq: u8, ack: u8, payload: Buf },
     Ack { ack: u8 },
     Nak { seq: u8 },
 }
@@ -78,8 +78,8 @@ impl ArqFrame {
     pub fn emit(self) -> Frame {
         match self {
             ArqFrame::Data { seq, ack, payload } => Frame::new(&[T_DATA, seq, ack], payload),
-            ArqFrame::Ack { ack } => Frame::new(&[T_ACK, ack], Bytes::new()),
-            ArqFrame::Nak { seq } => Frame::new(&[T_NAK, seq], Bytes::new()),
+            ArqFrame::Ack { ack } => Frame::new(&[T_ACK, ack], Buf::new()),
+            ArqFrame::Nak { seq } => Frame::new(&[T_NAK, seq], Buf::new()),
         }
     }
 }
@@ -93,7 +93,7 @@ mod tests {
     static NAK_BYTES: [u8; 2] = [0x03, 200];
 
     fn wire(b: &'static [u8]) -> Frame {
-        Frame::from_wire(Bytes::from_static(b)).unwrap()
+        Frame::from_wire(Buf::from_static(b)).unwrap()
     }
 
     #[test]
@@ -104,7 +104,7 @@ mod tests {
             ArqFrame::Data {
                 seq: 7,
                 ack: 3,
-                payload: Bytes::from_static(&[0xaa, 0xbb])
+                payload: Buf::from_static(&[0xaa, 0xbb])
             }
         );
         // emit leaves the service nibble at zero

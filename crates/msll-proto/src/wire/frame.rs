@@ -5,11 +5,11 @@
 //! ch. 6: "at least 1 byte of overhead in each frame, containing a link layer scheme identifier
 //! which takes up 4 bits"). Schemes add further header bytes after it.
 //!
-//! A `Frame` keeps the header inline and the body as shared `Bytes`, so building a frame around a
+//! A `Frame` keeps the header inline and the body as a shared [`Buf`], so building a frame around a
 //! packet copies no payload. A frame read off a real wire arrives as one buffer; accessors treat
 //! `head ++ body` as one logical byte string, so schemes parse both the same way.
 
-use bytes::{Bytes, BytesMut};
+use crate::buf::Buf;
 use thiserror::Error;
 
 /// Longest scheme header kept inline (service byte included); the schemes use at most 3.
@@ -24,7 +24,7 @@ pub struct Frame {
     /// copied with overlapping 4- and 8-byte loads that missed store forwarding, a stall that
     /// sampling put at a fifth of the scheduler's dequeue (docs/performance.md, session 8).
     head: u64,
-    body: Bytes,
+    body: Buf,
 }
 
 /// Why a frame could not be parsed.
@@ -43,7 +43,7 @@ impl Frame {
     ///
     /// # Panics
     /// If `head` is empty or longer than [`HEAD_MAX`]: a scheme bug, not peer input.
-    pub fn new(head: &[u8], body: Bytes) -> Self {
+    pub fn new(head: &[u8], body: Buf) -> Self {
         assert!(
             !head.is_empty() && head.len() <= HEAD_MAX,
             "scheme header length {}",
@@ -59,7 +59,7 @@ impl Frame {
     }
 
     /// A frame as read off a wire: one contiguous buffer. Returns `None` if empty.
-    pub fn from_wire(bytes: Bytes) -> Option<Self> {
+    pub fn from_wire(bytes: Buf) -> Option<Self> {
         let first = *bytes.first()?;
         Some(Frame {
             head: first as u64 | 1 << 56,
@@ -115,8 +115,10 @@ impl Frame {
         Ok(out)
     }
 
-    /// Everything from byte `off` on, without copying when `off` is the header boundary.
-    pub fn payload_from(&self, off: usize) -> Result<Bytes, FrameError> {
+    /// Everything from byte `off` on, without copying when `off` is the header boundary (the
+    /// only case in the simulator; frames read off a wire are cut with a copy).
+    #[cold]
+    pub fn payload_from(&self, off: usize) -> Result<Buf, FrameError> {
         let h = self.head_len();
         if off > self.len() {
             return Err(FrameError::Truncated {
@@ -127,22 +129,21 @@ impl Frame {
         if off >= h {
             Ok(self.body.slice(off - h..))
         } else {
-            let mut b = BytesMut::with_capacity(self.len() - off);
-            b.extend_from_slice(&self.head_bytes()[off..h]);
-            b.extend_from_slice(&self.body);
-            Ok(b.freeze())
+            let head = &self.head_bytes()[off..h];
+            Ok(Buf::zeroed_with(self.len() - off, |b| {
+                b[..head.len()].copy_from_slice(head);
+                b[head.len()..].copy_from_slice(&self.body);
+            }))
         }
     }
 
-    /// Like [`Frame::payload_from`], but consumes the frame: at or past the header boundary the
-    /// body moves out without a reference-count clone (a clone of a `Vec`-backed body allocates
-    /// its shared header, once per delivered packet on the simulator's hot path).
-    pub fn into_payload_from(self, off: usize) -> Result<Bytes, FrameError> {
-        let h = self.head_len();
-        if off >= h && off <= self.len() {
-            let mut body = self.body;
-            bytes::Buf::advance(&mut body, off - h);
-            Ok(body)
+    /// Like [`Frame::payload_from`], but consumes the frame: at the header boundary the body
+    /// moves out as it is (once per delivered packet on the simulator's hot path: inline, with
+    /// every other case out of line).
+    #[inline]
+    pub fn into_payload_from(self, off: usize) -> Result<Buf, FrameError> {
+        if off == self.head_len() {
+            Ok(self.body)
         } else {
             self.payload_from(off)
         }
@@ -174,7 +175,7 @@ impl Frame {
         self.write_to(&mut v);
         v
     }
-    pub fn body(&self) -> &Bytes {
+    pub fn body(&self) -> &Buf {
         &self.body
     }
 }
@@ -196,7 +197,7 @@ mod tests {
 
     #[test]
     fn logical_bytes_span_head_and_body() {
-        let f = Frame::new(&[0x13, 0x07], Bytes::from_static(b"abc"));
+        let f = Frame::new(&[0x13, 0x07], Buf::from_static(b"abc"));
         assert_eq!(f.len(), 5);
         assert_eq!(f.get(1), Some(7));
         assert_eq!(f.get(2), Some(b'a'));
@@ -207,17 +208,17 @@ mod tests {
         assert_eq!(&f.clone().into_payload_from(3).unwrap()[..], b"bc");
         assert_eq!(&f.clone().into_payload_from(1).unwrap()[..], b"\x07abc");
         assert!(f.clone().into_payload_from(9).is_err());
-        let w = Frame::from_wire(Bytes::from(f.to_vec())).unwrap();
+        let w = Frame::from_wire(Buf::from(f.to_vec())).unwrap();
         assert_eq!(w.header::<2>().unwrap(), [0x13, 7]);
         assert_eq!(&w.payload_from(2).unwrap()[..], b"abc");
         assert_eq!(w.service(), 1);
         assert!(matches!(w.header::<6>(), Err(FrameError::Truncated { .. })));
-        assert!(Frame::from_wire(Bytes::new()).is_none());
+        assert!(Frame::from_wire(Buf::new()).is_none());
     }
 
     #[test]
     fn service_nibble() {
-        let mut f = Frame::new(&[0x05], Bytes::new());
+        let mut f = Frame::new(&[0x05], Buf::new());
         f.set_service(0xa);
         assert_eq!(f.first_byte(), 0xa5);
         assert_eq!(f.scheme_bits(), 5);
@@ -230,10 +231,9 @@ mod layout {
     #[test]
     fn frame_is_header_word_plus_body() {
         use super::*;
-        assert_eq!(
-            std::mem::size_of::<Frame>(),
-            8 + std::mem::size_of::<Bytes>()
-        );
-        assert_eq!(std::mem::size_of::<Option<(usize, Frame)>>(), 48);
+        assert_eq!(std::mem::size_of::<Frame>(), 8 + std::mem::size_of::<Buf>());
+        assert_eq!(std::mem::size_of::<Frame>(), 24);
+        // The empty body's `None` takes the pointer's niche, so an optional frame needs a tag.
+        assert_eq!(std::mem::size_of::<Option<(usize, Frame)>>(), 40);
     }
 }

@@ -16,7 +16,7 @@ pub use xor::XorFrame;
 #[cfg(test)]
 mod peek_tests {
     use super::*;
-    use bytes::Bytes;
+    use crate::buf::Buf;
 
     proptest::proptest! {
         /// The header-only peeks used by the transmit hooks agree with the full parsers on any
@@ -28,8 +28,8 @@ mod peek_tests {
         ) {
             let h = head.min(bytes.len());
             for f in [
-                Frame::from_wire(Bytes::from(bytes.clone())).unwrap(),
-                Frame::new(&bytes[..h], Bytes::from(bytes[h..].to_vec())),
+                Frame::from_wire(Buf::from(bytes.clone())).unwrap(),
+                Frame::new(&bytes[..h], Buf::from(bytes[h..].to_vec())),
             ] {
                 let arq = match ArqFrame::parse(&f) {
                     Ok(ArqFrame::Data { seq, .. }) => Some(seq),

@@ -6,7 +6,7 @@
 //! keepalive: [svc:4 | type=3:4] [seq]              2 bytes, seq = highest sequence number sent (L755)
 //! ```
 
-use bytes::Bytes;
+use crate::buf::Buf;
 
 use super::frame::{Frame, FrameError};
 
@@ -21,7 +21,7 @@ pub const RLP_CONTROL_LEN: usize = 2;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RlpFrame {
-    Data { seq: u8, payload: Bytes },
+    Data { seq: u8, payload: Buf },
     Nak { seq: u8 },
     Keepalive { highest: u8 },
 }
@@ -70,8 +70,8 @@ impl RlpFrame {
     pub fn emit(self) -> Frame {
         match self {
             RlpFrame::Data { seq, payload } => Frame::new(&[T_DATA, seq], payload),
-            RlpFrame::Nak { seq } => Frame::new(&[T_NAK, seq], Bytes::new()),
-            RlpFrame::Keepalive { highest } => Frame::new(&[T_KEEPALIVE, highest], Bytes::new()),
+            RlpFrame::Nak { seq } => Frame::new(&[T_NAK, seq], Buf::new()),
+            RlpFrame::Keepalive { highest } => Frame::new(&[T_KEEPALIVE, highest], Buf::new()),
         }
     }
 }
@@ -81,7 +81,7 @@ mod tests {
     use super::*;
 
     fn wire(b: &'static [u8]) -> Frame {
-        Frame::from_wire(Bytes::from_static(b)).unwrap()
+        Frame::from_wire(Buf::from_static(b)).unwrap()
     }
 
     #[test]
@@ -92,7 +92,7 @@ mod tests {
             d,
             RlpFrame::Data {
                 seq: 255,
-                payload: Bytes::from_static(&[1, 2])
+                payload: Buf::from_static(&[1, 2])
             }
         );
         assert_eq!(d.emit().to_vec(), vec![0x01, 255, 1, 2]);

@@ -17,7 +17,7 @@
 //!   (L) of byte 1. With equal lengths (the thesis case) the parity frame is exactly payload + 2
 //!   bytes, as in seed004-ch5 sec. 4.0.
 
-use bytes::Bytes;
+use crate::buf::Buf;
 
 use super::frame::{Frame, FrameError};
 
@@ -34,14 +34,14 @@ pub enum XorFrame {
     Data {
         block: u8,
         index: u8,
-        payload: Bytes,
+        payload: Buf,
     },
     Parity {
         block: u8,
         count: u8,
         /// XOR of the covered payload lengths, present when they were not all equal.
         len_xor: Option<u16>,
-        payload: Bytes,
+        payload: Buf,
     },
 }
 
@@ -132,7 +132,7 @@ mod tests {
     use super::*;
 
     fn wire(b: &'static [u8]) -> Frame {
-        Frame::from_wire(Bytes::from_static(b)).unwrap()
+        Frame::from_wire(Buf::from_static(b)).unwrap()
     }
 
     #[test]
@@ -143,7 +143,7 @@ mod tests {
             XorFrame::Data {
                 block: 5,
                 index: 3,
-                payload: Bytes::from_static(&[9])
+                payload: Buf::from_static(&[9])
             }
         );
         assert_eq!(d.emit().to_vec(), vec![0x05, 3, 9]);
@@ -154,7 +154,7 @@ mod tests {
                 block: 6,
                 count: 8,
                 len_xor: Some(0x0102),
-                payload: Bytes::from_static(&[7])
+                payload: Buf::from_static(&[7])
             }
         );
         assert_eq!(p.emit().to_vec(), vec![0x0e, 0x88, 1, 2, 7]);

@@ -10,7 +10,6 @@
 //! (8), padded to the configured size; the instrumentation the seed added to its UDP agents
 //! (seed004-ch5 §2.6). The sink computes loss from sequence numbers and delay from timestamps.
 
-use bytes::{BufMut, BytesMut};
 use msll_proto::wire::ip::{IpProto, Ipv4Repr, UdpRepr, IPV4_HEADER_LEN, UDP_HEADER_LEN};
 use msll_proto::{Duration, Instant, Packet};
 use rand::Rng;
@@ -93,31 +92,34 @@ impl OnOffSource {
     }
 
     fn build(&mut self, now: Instant) -> Packet {
-        let mut b = BytesMut::with_capacity(self.size);
-        b.resize(IPV4_HEADER_LEN + UDP_HEADER_LEN, 0);
-        Ipv4Repr {
-            src: self.addr.src,
-            dst: self.addr.dst,
-            protocol: IpProto::UDP,
-            tos: self.addr.tos,
-            total_len: self.size as u16,
-            ident: self.seq as u16,
-            ttl: 64,
-            header_len: IPV4_HEADER_LEN,
-        }
-        .emit(&mut b[..IPV4_HEADER_LEN]);
-        UdpRepr {
-            src_port: self.addr.src_port,
-            dst_port: self.addr.dst_port,
-            len: (self.size - IPV4_HEADER_LEN) as u16,
-        }
-        .emit(&mut b[IPV4_HEADER_LEN..]);
-        b.put_u32(self.seq);
-        b.put_u64(now.as_nanos());
-        b.resize(self.size, 0);
+        let (addr, seq) = (self.addr, self.seq);
+        let size = self.size;
+        let b = msll_proto::Buf::zeroed_with(size, |b| {
+            Ipv4Repr {
+                src: addr.src,
+                dst: addr.dst,
+                protocol: IpProto::UDP,
+                tos: addr.tos,
+                total_len: size as u16,
+                ident: seq as u16,
+                ttl: 64,
+                header_len: IPV4_HEADER_LEN,
+            }
+            .emit(&mut b[..IPV4_HEADER_LEN]);
+            let h = IPV4_HEADER_LEN + UDP_HEADER_LEN;
+            UdpRepr {
+                src_port: addr.src_port,
+                dst_port: addr.dst_port,
+                len: (size - IPV4_HEADER_LEN) as u16,
+            }
+            .emit(&mut b[IPV4_HEADER_LEN..h]);
+            // Instrumentation: sequence number and send time (big-endian, as `put_u32/u64` wrote).
+            b[h..h + 4].copy_from_slice(&seq.to_be_bytes());
+            b[h + 4..h + 12].copy_from_slice(&now.as_nanos().to_be_bytes());
+        });
         self.seq += 1;
         self.sent += 1;
-        Packet::new(b.freeze())
+        Packet::new(b)
     }
 
     pub fn handle_timeout(&mut self, now: Instant, out: &mut Vec<Packet>) {

@@ -436,29 +436,30 @@ pub(crate) fn build_segment(
     len: usize,
 ) -> Packet {
     debug_assert!((HEADER_BYTES..=u16::MAX as usize).contains(&len));
-    let mut buf = vec![0u8; len];
-    Ipv4Repr {
-        src: flow.src,
-        dst: flow.dst,
-        protocol: IpProto::TCP,
-        tos,
-        total_len: len as u16,
-        ident,
-        ttl: NS2_TTL,
-        header_len: 20,
-    }
-    .emit(&mut buf[..20]);
-    TcpRepr {
-        src_port: flow.src_port,
-        dst_port: flow.dst_port,
-        seq,
-        ack,
-        flags,
-        window,
-        header_len: 20,
-    }
-    .emit(&mut buf[20..40]);
-    Packet::from_vec(buf)
+    // Headers written straight into the packet's one allocation (`Buf::zeroed_with`).
+    Packet::new(msll_proto::Buf::zeroed_with(len, |buf| {
+        Ipv4Repr {
+            src: flow.src,
+            dst: flow.dst,
+            protocol: IpProto::TCP,
+            tos,
+            total_len: len as u16,
+            ident,
+            ttl: NS2_TTL,
+            header_len: 20,
+        }
+        .emit(&mut buf[..20]);
+        TcpRepr {
+            src_port: flow.src_port,
+            dst_port: flow.dst_port,
+            seq,
+            ack,
+            flags,
+            window,
+            header_len: 20,
+        }
+        .emit(&mut buf[20..40]);
+    }))
 }
 
 /// Byte sequence number of ns-2 packet `n` (wraps modulo 2^32 like a real TCP).

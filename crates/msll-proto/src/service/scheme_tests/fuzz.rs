@@ -38,7 +38,7 @@ proptest! {
             let mut malformed = 0;
             for (bytes, dt, tick) in &frames {
                 now += crate::time::Duration::from_millis(*dt);
-                let Some(f) = Frame::from_wire(Bytes::from(bytes.clone())) else { continue };
+                let Some(f) = Frame::from_wire(Buf::from(bytes.clone())) else { continue };
                 let parses = match *name {
                     "gbn" | "sr" | "sr-m1" | "sr-m2" => ArqFrame::parse(&f).is_ok(),
                     "rlp" | "rlp1" | "rlp-oos" => RlpFrame::parse(&f).is_ok(),

@@ -10,7 +10,7 @@ mod snoop;
 mod table52;
 mod xor;
 
-use bytes::Bytes;
+use crate::buf::Buf;
 
 use crate::service::{Outbox, Service};
 use crate::testing::PAIR_SERVICE;
@@ -25,7 +25,7 @@ fn ms(v: u64) -> Instant {
 fn on_wire(f: Frame) -> Frame {
     let mut v = f.to_vec();
     v[0] = (v[0] & 0x0f) | (PAIR_SERVICE << 4);
-    Frame::from_wire(Bytes::from(v)).unwrap()
+    Frame::from_wire(Buf::from(v)).unwrap()
 }
 
 /// The conversation helpers below model an idle link: every frame a service emits starts

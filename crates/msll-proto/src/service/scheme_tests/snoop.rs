@@ -462,7 +462,7 @@ fn malformed_and_non_tcp_input_passes_through_unharmed() {
         ], // UDP
     ];
     for (i, j) in junk.iter().enumerate() {
-        let f = Frame::from_wire(bytes::Bytes::copy_from_slice(j)).unwrap();
+        let f = Frame::from_wire(crate::buf::Buf::copy_from_slice(j)).unwrap();
         let o = feed(&mut s, ms(10 + i as u64), f);
         assert_eq!(o.packets.len(), 1, "junk {i} delivered as Default would");
         assert_eq!(o.packets[0].as_slice(), &j[1..]);
