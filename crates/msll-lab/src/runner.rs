@@ -82,8 +82,9 @@ pub fn run_scenario(sc: &Scenario, opts: &RunOptions) -> anyhow::Result<Vec<Poin
             .num_threads(n.max(1))
             .build()
             .context("building thread pool")?
-            .install(|| jobs.par_iter().map(run_one).collect()),
-        None => jobs.par_iter().map(run_one).collect(),
+            .install(|| jobs.par_iter().with_max_len(1).map(run_one).collect()),
+        // One run per task, so no thread is left with a long unstealable range (reproduce.rs).
+        None => jobs.par_iter().with_max_len(1).map(run_one).collect(),
     };
     pb.finish_and_clear();
     let mut it = results.into_iter();
