@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
-use msll_proto::Instant;
+use msll_proto::{Buf, Instant};
 use tokio::net::UdpSocket;
 use tokio::sync::{mpsc, oneshot};
 use tracing::{info, warn};
@@ -186,25 +186,27 @@ pub async fn run(
     Ok(snap)
 }
 
-/// One packet from the IP side; `None` when an in-process source has closed.
-async fn ip_recv(ip: &mut IpSide, buf: &mut [u8]) -> std::io::Result<Option<Bytes>> {
+/// One packet from the IP side; `None` when an in-process source has closed. Copied once into
+/// the protocol code's `Buf` (whose reference counts are not atomic; the channel's side is
+/// `bytes::Bytes`).
+async fn ip_recv(ip: &mut IpSide, buf: &mut [u8]) -> std::io::Result<Option<Buf>> {
     match ip {
         IpSide::Tun(dev) => {
             let n = dev.recv(buf).await?;
-            Ok(Some(Bytes::copy_from_slice(&buf[..n])))
+            Ok(Some(Buf::copy_from_slice(&buf[..n])))
         }
-        IpSide::Chan { rx, .. } => Ok(rx.recv().await),
+        IpSide::Chan { rx, .. } => Ok(rx.recv().await.map(|b| Buf::copy_from_slice(&b))),
     }
 }
 
 /// A packet already queued on the IP side, without waiting.
-fn ip_try_recv(ip: &mut IpSide, buf: &mut [u8]) -> Option<Bytes> {
+fn ip_try_recv(ip: &mut IpSide, buf: &mut [u8]) -> Option<Buf> {
     match ip {
         IpSide::Tun(dev) => dev
             .try_recv(buf)
             .ok()
-            .map(|n| Bytes::copy_from_slice(&buf[..n])),
-        IpSide::Chan { rx, .. } => rx.try_recv().ok(),
+            .map(|n| Buf::copy_from_slice(&buf[..n])),
+        IpSide::Chan { rx, .. } => rx.try_recv().ok().map(|b| Buf::copy_from_slice(&b)),
     }
 }
 

@@ -22,7 +22,6 @@
 
 use std::collections::VecDeque;
 
-use bytes::Bytes;
 use msll_proto::{
     Buf, DataRate, Duration, Endpoint, Frame, Instant, Packet, ServiceMetrics, ServiceStats,
 };
@@ -332,21 +331,20 @@ impl Tunnel {
     }
 
     /// An IP packet read from TUN.
-    pub fn on_ip_packet(&mut self, now: Instant, bytes: Bytes) {
+    pub fn on_ip_packet(&mut self, now: Instant, bytes: Buf) {
         self.now = self.now.max(now);
         if bytes.is_empty() {
             return;
         }
         self.counters.ip_in += 1;
-        // Into the protocol code's `Buf` (one copy: its reference counts are not atomic).
-        let buf = match self.clamp_mss(&bytes) {
+        let bytes = match self.clamp_mss(&bytes) {
             Some(v) => {
                 self.counters.mss_clamped += 1;
                 Buf::from(v)
             }
-            None => Buf::copy_from_slice(&bytes),
+            None => bytes,
         };
-        let p = Packet::new(buf);
+        let p = Packet::new(bytes);
         let sid = self.service_of(&p);
         let share = self.ep.scheduler().share(sid as usize);
         if !self.ingress.push(sid as usize, now, p, share) {
@@ -434,7 +432,7 @@ impl Tunnel {
                 self.next_hello = self.next_hello.min(soon);
                 return;
             }
-            if let Some(frame) = Frame::from_wire(Buf::copy_from_slice(&payload)) {
+            if let Some(frame) = Frame::from_wire_slice(&payload) {
                 self.counters.frames_to_endpoint += 1;
                 let t = self.ep_time(now);
                 self.ep.handle_frame(t, frame);

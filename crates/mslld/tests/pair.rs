@@ -2,7 +2,7 @@
 //! restart and pacing logic without sockets or TUN.
 
 use bytes::Bytes;
-use msll_proto::{Duration, Instant};
+use msll_proto::{Buf, Duration, Instant};
 use mslld::bench::ip_packet;
 use mslld::wire::{Cipher, Header, Kind, Psk};
 use mslld::{Config, Tunnel};
@@ -107,7 +107,7 @@ impl Net {
     fn send_from_a(&mut self, first: u32, n: u32, gap: Duration, size: usize) {
         for i in first..first + n {
             let now = self.now;
-            self.a.on_ip_packet(now, Bytes::from(ip_packet(size, i)));
+            self.a.on_ip_packet(now, Buf::from(ip_packet(size, i)));
             self.collect();
             self.run_for(gap);
         }
@@ -153,7 +153,7 @@ fn pacing_holds_the_nominal_rate_and_queues_are_bounded() {
     // Offer 5000 packets of 1250 bytes at once: 10 Mbit/s carries 1000 per second.
     let now = net.now;
     for i in 0..5000 {
-        net.a.on_ip_packet(now, Bytes::from(ip_packet(1250, i)));
+        net.a.on_ip_packet(now, Buf::from(ip_packet(1250, i)));
     }
     let s = net.a.snapshot();
     // The pacing credit (PACING_SLACK) admits a few packets at once; the rest wait in the
@@ -193,7 +193,7 @@ fn restart_of_one_peer_resets_the_other() {
     // And B to A works as well.
     for i in 0..10 {
         let now = net.now;
-        net.b.on_ip_packet(now, Bytes::from(ip_packet(300, i)));
+        net.b.on_ip_packet(now, Buf::from(ip_packet(300, i)));
         net.run_for(Duration::from_millis(2));
     }
     net.run_for(Duration::from_millis(100));
@@ -352,7 +352,7 @@ classifier = {{ kind = "heuristic", rules = [{{ protocol = 6, service = 0 }}, {{
     for i in 0..1000 {
         let mut p = ip_packet(1250, i);
         p[9] = 6;
-        net.a.on_ip_packet(now, Bytes::from(p));
+        net.a.on_ip_packet(now, Buf::from(p));
     }
     // ...while a UDP flow of 20 packets, one per ms, goes to service 1.
     net.send_from_a(5000, 20, Duration::from_millis(1), 200);
@@ -424,8 +424,8 @@ fn syn_mss_is_clamped_to_the_tunnel_mtu() {
     let mut net = Net::new(tunnel(&cfg, 11, 0), tunnel(&cfg, 22, 0));
     net.run_for(Duration::from_millis(300));
     let now = net.now;
-    net.a.on_ip_packet(now, Bytes::from(tcp_syn(1460)));
-    net.a.on_ip_packet(now, Bytes::from(tcp_syn(1200)));
+    net.a.on_ip_packet(now, Buf::from(tcp_syn(1460)));
+    net.a.on_ip_packet(now, Buf::from(tcp_syn(1200)));
     net.run_for(Duration::from_millis(100));
     let mss: Vec<u16> = net
         .got_b
@@ -440,7 +440,7 @@ fn syn_mss_is_clamped_to_the_tunnel_mtu() {
     let mut net = Net::new(tunnel(&off, 11, 0), tunnel(&off, 22, 0));
     net.run_for(Duration::from_millis(300));
     let now = net.now;
-    net.a.on_ip_packet(now, Bytes::from(tcp_syn(1460)));
+    net.a.on_ip_packet(now, Buf::from(tcp_syn(1460)));
     net.run_for(Duration::from_millis(100));
     assert_eq!(
         u16::from_be_bytes([net.got_b[0][42], net.got_b[0][43]]),

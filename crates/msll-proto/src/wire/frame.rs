@@ -60,10 +60,16 @@ impl Frame {
 
     /// A frame as read off a wire: one contiguous buffer. Returns `None` if empty.
     pub fn from_wire(bytes: Buf) -> Option<Self> {
-        let first = *bytes.first()?;
+        Self::from_wire_slice(&bytes)
+    }
+
+    /// [`Frame::from_wire`] from borrowed bytes: the body is copied once, straight from them (a
+    /// `Buf` is a whole allocation, so cutting off the first byte of one would copy as well).
+    pub fn from_wire_slice(bytes: &[u8]) -> Option<Self> {
+        let (&first, body) = bytes.split_first()?;
         Some(Frame {
             head: first as u64 | 1 << 56,
-            body: bytes.slice(1..),
+            body: Buf::copy_from_slice(body),
         })
     }
 
