@@ -81,13 +81,14 @@ impl Buf {
     /// # Panics
     /// If the range is out of bounds or decreasing, like slicing.
     pub fn slice(&self, range: impl RangeBounds<usize>) -> Self {
+        // Checked: a release build would wrap `usize::MAX + 1` to 0 instead of panicking.
         let start = match range.start_bound() {
             Bound::Included(&s) => s,
-            Bound::Excluded(&s) => s + 1,
+            Bound::Excluded(&s) => s.checked_add(1).expect("range start out of range"),
             Bound::Unbounded => 0,
         };
         let end = match range.end_bound() {
-            Bound::Included(&e) => e + 1,
+            Bound::Included(&e) => e.checked_add(1).expect("range end out of range"),
             Bound::Excluded(&e) => e,
             Bound::Unbounded => self.len(),
         };
@@ -195,6 +196,12 @@ mod tests {
     #[should_panic(expected = "out of range")]
     fn slicing_past_the_end_panics() {
         let _ = Buf::copy_from_slice(b"abc").slice(1..4);
+    }
+
+    #[test]
+    #[should_panic(expected = "out of range")]
+    fn an_inclusive_end_at_usize_max_panics_instead_of_wrapping() {
+        let _ = Buf::copy_from_slice(b"abc").slice(..=usize::MAX);
     }
 
     proptest! {
