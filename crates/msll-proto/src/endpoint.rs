@@ -69,6 +69,9 @@ pub struct ServiceCounters {
 
 struct Slot {
     service: Box<dyn Service>,
+    /// `service.header_overhead()`, a constant of the scheme, read once (not a dynamic call per
+    /// packet).
+    header_overhead: usize,
     counters: ServiceCounters,
     /// Left out of timer scaling (a scheme with adaptive timers, such as Snoop).
     unscaled: bool,
@@ -170,6 +173,7 @@ impl Endpoint {
             services: services
                 .into_iter()
                 .map(|service| Slot {
+                    header_overhead: service.header_overhead(),
                     service,
                     counters: ServiceCounters::default(),
                     unscaled: false,
@@ -292,10 +296,7 @@ impl Endpoint {
         if let Some(rate) = self.pacing {
             // seed 004 sec. 6.2.1: block IP for "(packet size + fixed link-layer overhead) /
             // link speed", the time a single-service link layer would take.
-            self.next_accept = now
-                + self
-                    .tx_times
-                    .get(rate, len + slot.service.header_overhead());
+            self.next_accept = now + self.tx_times.get(rate, len + slot.header_overhead);
         }
         slot.svc().handle_packet(now, packet, &mut self.scratch);
         self.drain_scratch(now, sid);

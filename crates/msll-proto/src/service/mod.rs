@@ -73,7 +73,8 @@ pub trait Service {
     /// Short scheme name for traces and tables ("default", "sr-m2", ...).
     fn name(&self) -> &'static str;
     /// Fixed per-data-frame header bytes, used by the classifier to pace IP at the nominal rate
-    /// "(packet size + fixed link-layer overhead) / link speed" (seed 004 ch. 6, L1207).
+    /// "(packet size + fixed link-layer overhead) / link speed" (seed 004 ch. 6, L1207). A
+    /// constant of the scheme: the endpoint reads it once, when it is built.
     fn header_overhead(&self) -> usize {
         1
     }
