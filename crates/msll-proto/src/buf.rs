@@ -10,10 +10,10 @@
 //! - it is 16 bytes, not 32 (and an empty buffer needs no allocation), so packets, frames and
 //!   events move in fewer pieces.
 //!
-//! A `Buf` is always a whole allocation: taking a proper part of it ([`Buf::slice`],
-//! [`Buf::advance`]) copies. The simulator never does (a frame's header is kept inline, so its
-//! body is the packet itself); only frames read off a real wire are cut, where the daemon copies
-//! each datagram anyway. The daemon's sockets keep `bytes::Bytes` and copy at that boundary.
+//! A `Buf` is always a whole allocation: taking a proper part of it ([`Buf::slice`]) copies. The
+//! simulator never does (a frame's header is kept inline, so its body is the packet itself); only
+//! frames read off a real wire are cut (docs/mslld.md counts the daemon's copies). The daemon's
+//! sockets keep `bytes::Bytes` and copy at that boundary.
 
 use std::fmt;
 use std::ops::{Bound, Deref, RangeBounds};
@@ -97,17 +97,6 @@ impl Buf {
         }
         Buf::copy_from_slice(&self.as_slice()[start..end])
     }
-
-    /// Drop the first `n` bytes (a copy of the rest unless `n` is 0 or everything).
-    ///
-    /// # Panics
-    /// If `n > len()`.
-    #[inline]
-    pub fn advance(&mut self, n: usize) {
-        if n != 0 {
-            *self = Buf::copy_from_slice(&self.as_slice()[n..]);
-        }
-    }
 }
 
 impl Deref for Buf {
@@ -132,12 +121,6 @@ impl From<Vec<u8>> for Buf {
     }
 }
 
-impl From<&[u8]> for Buf {
-    fn from(b: &[u8]) -> Self {
-        Buf::copy_from_slice(b)
-    }
-}
-
 impl PartialEq for Buf {
     fn eq(&self, other: &Self) -> bool {
         self.as_slice() == other.as_slice()
@@ -145,12 +128,6 @@ impl PartialEq for Buf {
 }
 
 impl Eq for Buf {}
-
-impl PartialEq<[u8]> for Buf {
-    fn eq(&self, other: &[u8]) -> bool {
-        self.as_slice() == other
-    }
-}
 
 impl fmt::Debug for Buf {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -205,11 +182,11 @@ mod tests {
     }
 
     proptest! {
-        /// Slices and advances of a buffer read exactly as the same operations on a slice.
+        /// Slices of a buffer read exactly as the same slices of the bytes.
         #[test]
         fn views_match_slices(
             v in prop::collection::vec(any::<u8>(), 0..64),
-            a in 0usize..64, b in 0usize..64, n in 0usize..64,
+            a in 0usize..64, b in 0usize..64,
         ) {
             let buf = Buf::from(v.clone());
             prop_assert_eq!(&buf[..], &v[..]);
@@ -220,11 +197,7 @@ mod tests {
             if hi > lo {
                 prop_assert_eq!(&buf.slice(lo..=hi - 1)[..], &v[lo..hi]);
             }
-            let mut adv = s.clone();
-            let k = n.min(s.len());
-            adv.advance(k);
-            prop_assert_eq!(&adv[..], &v[lo + k..hi]);
-            prop_assert_eq!(adv.slice(..).len(), hi - lo - k);
+            prop_assert_eq!(s.slice(..).len(), hi - lo);
         }
     }
 }
