@@ -30,7 +30,7 @@ use crate::classifier::{Classifier, MAX_SERVICES};
 use crate::multi::{ratio, ServiceMetrics, TimerScaling};
 use crate::packet::Packet;
 use crate::scheduler::{Discipline, QueueStats, Scheduler};
-use crate::service::{LinkInfo, Outbox, Service, ServiceStats};
+use crate::service::{LinkInfo, Outbox, Raw, Service, ServiceStats};
 use crate::time::{DataRate, Instant, TxTimes};
 use crate::wire::Frame;
 
@@ -67,8 +67,33 @@ pub struct ServiceCounters {
     pub queue: QueueStats,
 }
 
+/// A service as the endpoint holds it: Default (`Raw`) by value, run through static calls that
+/// return its one frame or packet directly; any other scheme behind the `Service` trait, with its
+/// output collected in the endpoint's `Outbox`. Both give the same frames, deliveries and counters
+/// (`default_static_path_matches_dynamic` below).
+enum SlotService {
+    Raw(Raw),
+    Dyn(Box<dyn Service>),
+}
+
+impl SlotService {
+    fn new(service: Box<dyn Service>) -> Self {
+        match service.as_raw() {
+            Some(r) => SlotService::Raw(r.clone()),
+            None => SlotService::Dyn(service),
+        }
+    }
+
+    fn get(&self) -> &dyn Service {
+        match self {
+            SlotService::Raw(r) => r,
+            SlotService::Dyn(d) => d.as_ref(),
+        }
+    }
+}
+
 struct Slot {
-    service: Box<dyn Service>,
+    service: SlotService,
     /// `service.header_overhead()`, a constant of the scheme, read once (not a dynamic call per
     /// packet).
     header_overhead: usize,
@@ -85,14 +110,17 @@ impl Slot {
     /// The service, for a call that may change its timers.
     fn svc(&mut self) -> &mut dyn Service {
         self.deadline.set(None);
-        self.service.as_mut()
+        match &mut self.service {
+            SlotService::Raw(r) => r,
+            SlotService::Dyn(d) => d.as_mut(),
+        }
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
         if let Some(d) = self.deadline.get() {
             return d;
         }
-        let d = self.service.poll_timeout();
+        let d = self.service.get().poll_timeout();
         self.deadline.set(Some(d));
         d
     }
@@ -174,7 +202,7 @@ impl Endpoint {
                 .into_iter()
                 .map(|service| Slot {
                     header_overhead: service.header_overhead(),
-                    service,
+                    service: SlotService::new(service),
                     counters: ServiceCounters::default(),
                     unscaled: false,
                     deadline: Cell::new(None),
@@ -298,8 +326,19 @@ impl Endpoint {
             // link speed", the time a single-service link layer would take.
             self.next_accept = now + self.tx_times.get(rate, len + slot.header_overhead);
         }
-        slot.svc().handle_packet(now, packet, &mut self.scratch);
-        self.drain_scratch(now, sid);
+        match &mut slot.service {
+            SlotService::Raw(r) => {
+                let mut f = r.encapsulate(packet);
+                f.set_service(sid);
+                if !self.scheduler.enqueue(now, sid as usize, f) {
+                    self.stats.queue_drops += 1;
+                }
+            }
+            SlotService::Dyn(_) => {
+                slot.svc().handle_packet(now, packet, &mut self.scratch);
+                self.drain_scratch(now, sid);
+            }
+        }
     }
 
     /// A frame from the link (any bytes: malformed frames are counted and dropped).
@@ -310,8 +349,19 @@ impl Endpoint {
         match self.services.get_mut(sid) {
             Some(slot) => {
                 slot.counters.frames_received += 1;
-                slot.svc().handle_frame(now, frame, &mut self.scratch);
-                self.drain_scratch(now, sid as u8);
+                match &mut slot.service {
+                    SlotService::Raw(r) => {
+                        if let Some(p) = r.decapsulate(frame) {
+                            slot.counters.packets_delivered += 1;
+                            slot.counters.bytes_delivered += p.len() as u64;
+                            self.delivered.push_back(p);
+                        }
+                    }
+                    SlotService::Dyn(_) => {
+                        slot.svc().handle_frame(now, frame, &mut self.scratch);
+                        self.drain_scratch(now, sid as u8);
+                    }
+                }
             }
             None => self.stats.unknown_service += 1,
         }
@@ -339,7 +389,10 @@ impl Endpoint {
         slot.counters.bytes_out += f.len() as u64;
         // The transmit "interrupt": timers that run from transmission start (see
         // `Service::handle_transmitted`) start now, not while the frame waited in its queue.
-        slot.svc().handle_transmitted(now, &f);
+        if let SlotService::Dyn(d) = &mut slot.service {
+            slot.deadline.set(None);
+            d.handle_transmitted(now, &f);
+        }
         Some(f)
     }
 
@@ -384,11 +437,17 @@ impl Endpoint {
     }
 
     pub fn service_stats(&self) -> Vec<ServiceStats> {
-        self.services.iter().map(|s| s.service.stats()).collect()
+        self.services
+            .iter()
+            .map(|s| s.service.get().stats())
+            .collect()
     }
 
     pub fn service_names(&self) -> Vec<&'static str> {
-        self.services.iter().map(|s| s.service.name()).collect()
+        self.services
+            .iter()
+            .map(|s| s.service.get().name())
+            .collect()
     }
 
     /// The endpoint's own per-service counters (classifier, scheduler and multiplexer side).
@@ -430,7 +489,9 @@ impl Endpoint {
             .iter()
             .zip(self.services.iter())
             .enumerate()
-            .map(|(i, (c, s))| local_metrics(c, &s.service.stats(), &link, self.scheduler.share(i)))
+            .map(|(i, (c, s))| {
+                local_metrics(c, &s.service.get().stats(), &link, self.scheduler.share(i))
+            })
             .collect()
     }
 
@@ -447,7 +508,7 @@ impl Endpoint {
         let now: Vec<(ServiceCounters, ServiceStats)> = self
             .service_counters()
             .into_iter()
-            .zip(self.services.iter().map(|s| s.service.stats()))
+            .zip(self.services.iter().map(|s| s.service.get().stats()))
             .collect();
         let n = now.len();
         self.window.last.resize(n, Default::default());
@@ -570,6 +631,96 @@ mod tests {
         // A service number out of range wraps instead of panicking.
         b.handle_classified(Instant::ZERO, 17, pkt(0));
         assert_eq!(b.poll_transmit(Instant::ZERO).unwrap().service(), 1);
+    }
+
+    /// Default behind the trait: `as_raw` is `None`, so the endpoint takes its dynamic path.
+    struct DynRaw(Raw);
+
+    impl Service for DynRaw {
+        fn handle_packet(&mut self, now: Instant, packet: Packet, out: &mut Outbox) {
+            self.0.handle_packet(now, packet, out)
+        }
+        fn handle_frame(&mut self, now: Instant, frame: Frame, out: &mut Outbox) {
+            self.0.handle_frame(now, frame, out)
+        }
+        fn handle_timeout(&mut self, now: Instant, out: &mut Outbox) {
+            self.0.handle_timeout(now, out)
+        }
+        fn poll_timeout(&self) -> Option<Instant> {
+            self.0.poll_timeout()
+        }
+        fn stats(&self) -> ServiceStats {
+            self.0.stats()
+        }
+        fn name(&self) -> &'static str {
+            self.0.name()
+        }
+    }
+
+    proptest::proptest! {
+        /// The static Default path (`SlotService::Raw`) gives exactly what the dynamic one does:
+        /// the same frames on the link, the same deliveries, the same endpoint, per-service and
+        /// scheme counters, for any mix of packets, well-formed, malformed and unknown-service
+        /// frames, with one service or two.
+        #[test]
+        fn default_static_path_matches_dynamic(
+            ops in proptest::collection::vec((0u8..4, 0usize..70, 0u8..3), 1..120),
+            two in proptest::bool::ANY,
+        ) {
+            let rate = DataRate::from_bps(2_000_000).unwrap();
+            let build = |dynamic: bool| {
+                let svc = || -> Box<dyn Service> {
+                    if dynamic { Box::new(DynRaw(Raw::new())) } else { Box::new(Raw::new()) }
+                };
+                if two {
+                    Endpoint::new(vec![svc(), svc()], Classifier::new(Default::default(), 2), Some(rate))
+                } else {
+                    Endpoint::single(svc(), Some(rate))
+                }
+            };
+            let (mut a, mut b) = (build(false), build(true));
+            for (i, &(op, len, sid)) in ops.iter().enumerate() {
+                let now = Instant::ZERO + Duration::from_nanos(i as u64 * 1000);
+                let bytes: Vec<u8> = (0..len).map(|k| (k * 7 + i) as u8).collect();
+                match op {
+                    0 | 1 => {
+                        let p = Packet::new(Buf::from(bytes));
+                        a.handle_classified(now, sid, p.clone());
+                        b.handle_classified(now, sid, p);
+                    }
+                    2 => {
+                        // A frame off the link: service number `sid` (2 names no service of a
+                        // two-service endpoint, 1 none of a single one), any length, even empty.
+                        let mut w = bytes;
+                        if let Some(x) = w.first_mut() {
+                            *x = (*x & 0x0f) | (sid << 4);
+                        }
+                        if let Some(f) = Frame::from_wire(Buf::from(w)) {
+                            a.handle_frame(now, f.clone());
+                            b.handle_frame(now, f);
+                        }
+                    }
+                    _ => {
+                        let (fa, fb) = (a.poll_transmit(now), b.poll_transmit(now));
+                        proptest::prop_assert_eq!(
+                            fa.map(|f| (f.service(), f.to_vec())),
+                            fb.map(|f| (f.service(), f.to_vec()))
+                        );
+                    }
+                }
+                proptest::prop_assert_eq!(a.poll_deliver(), b.poll_deliver());
+                proptest::prop_assert_eq!(a.poll_timeout(), b.poll_timeout());
+                proptest::prop_assert_eq!(a.next_accept(), b.next_accept());
+            }
+            while let Some(fa) = a.poll_transmit(Instant::ZERO) {
+                let fb = b.poll_transmit(Instant::ZERO);
+                proptest::prop_assert_eq!(Some((fa.service(), fa.to_vec())), fb.map(|f| (f.service(), f.to_vec())));
+            }
+            proptest::prop_assert!(b.poll_transmit(Instant::ZERO).is_none());
+            proptest::prop_assert_eq!(a.stats(), b.stats());
+            proptest::prop_assert_eq!(a.service_counters(), b.service_counters());
+            proptest::prop_assert_eq!(a.service_stats(), b.service_stats());
+        }
     }
 
     #[test]

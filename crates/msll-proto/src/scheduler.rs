@@ -279,7 +279,9 @@ impl Scheduler {
                 queue: service,
             });
             let at = self.heap.len() - 1;
-            self.sift_up(at);
+            if at > 0 {
+                self.sift_up(at);
+            }
         }
         true
     }
@@ -319,8 +321,11 @@ impl Scheduler {
                 self.heap[0] = last;
             }
         }
-        // Otherwise the queue's new head represents it at the top: sift down either way.
-        self.sift_down(0);
+        // Otherwise the queue's new head represents it at the top: sift down either way (one
+        // active queue, the single-service case, has nothing to sift against).
+        if self.heap.len() > 1 {
+            self.sift_down(0);
+        }
         if self.backlog == 0 {
             // Idle: restart the virtual clock (see the module comment). A new epoch zeroes every
             // last stamp without visiting the queues (this runs after most frames).

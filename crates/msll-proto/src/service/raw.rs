@@ -9,7 +9,7 @@ use crate::wire::Frame;
 /// Scheme bits of a Default frame's first byte.
 const RAW_BITS: u8 = 0x0;
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Raw {
     stats: ServiceStats,
 }
@@ -18,26 +18,44 @@ impl Raw {
     pub fn new() -> Self {
         Self::default()
     }
-}
 
-impl Service for Raw {
-    fn handle_packet(&mut self, _now: Instant, packet: Packet, out: &mut Outbox) {
+    /// `handle_packet` for a caller that knows the type: the one frame, returned instead of sent
+    /// through an `Outbox` (the endpoint's static path for Default, `endpoint::SlotService`).
+    #[inline]
+    pub fn encapsulate(&mut self, packet: Packet) -> Frame {
         self.stats.packets_in += 1;
         self.stats.frames_sent += 1;
         self.stats.data_frames += 1;
         self.stats.overhead_bytes += 1;
         self.stats.bytes_sent += packet.len() as u64 + 1;
-        out.send(Frame::new(&[RAW_BITS], packet.into_bytes()));
+        Frame::new(&[RAW_BITS], packet.into_bytes())
     }
 
-    fn handle_frame(&mut self, _now: Instant, frame: Frame, out: &mut Outbox) {
+    /// `handle_frame` for a caller that knows the type: the packet to deliver, if any.
+    #[inline]
+    pub fn decapsulate(&mut self, frame: Frame) -> Option<Packet> {
         self.stats.frames_received += 1;
         match frame.into_payload_from(1) {
             Ok(body) => {
                 self.stats.packets_delivered += 1;
-                out.deliver(Packet::new(body));
+                Some(Packet::new(body))
             }
-            Err(_) => self.stats.malformed_frames += 1,
+            Err(_) => {
+                self.stats.malformed_frames += 1;
+                None
+            }
+        }
+    }
+}
+
+impl Service for Raw {
+    fn handle_packet(&mut self, _now: Instant, packet: Packet, out: &mut Outbox) {
+        out.send(self.encapsulate(packet));
+    }
+
+    fn handle_frame(&mut self, _now: Instant, frame: Frame, out: &mut Outbox) {
+        if let Some(p) = self.decapsulate(frame) {
+            out.deliver(p);
         }
     }
 
@@ -53,6 +71,10 @@ impl Service for Raw {
 
     fn name(&self) -> &'static str {
         "default"
+    }
+
+    fn as_raw(&self) -> Option<&Raw> {
+        Some(self)
     }
 }
 
