@@ -321,3 +321,127 @@ fn exact_inverse_refuses_non_powers() {
         assert_eq!(exact_inverse(r), None, "{r}");
     }
 }
+
+/// A direct transcription of sec. 6.2.3 for the model test below: every waiting frame in one
+/// list, the next one found by scanning for the least (stamp, arrival). No heap, no express slot.
+struct Reference {
+    fifo: bool,
+    limit: Option<usize>,
+    rates: Vec<f64>,
+    last: Vec<(f64, u64)>,
+    stats: Vec<QueueStats>,
+    vtime: f64,
+    epoch: u64,
+    seq: u64,
+    /// (service, stamp, seq, arrival, frame length)
+    waiting: Vec<(usize, f64, u64, Instant, usize)>,
+}
+
+impl Reference {
+    fn new(fifo: bool, rates: &[f64], limit: Option<usize>) -> Self {
+        Reference {
+            fifo,
+            limit: limit.map(|l| l.max(1)),
+            rates: rates.to_vec(),
+            last: vec![(0.0, 0); rates.len()],
+            stats: vec![QueueStats::default(); rates.len()],
+            vtime: 0.0,
+            epoch: 0,
+            seq: 0,
+            waiting: Vec::new(),
+        }
+    }
+
+    fn queued(&self, i: usize) -> usize {
+        self.waiting.iter().filter(|w| w.0 == i).count()
+    }
+
+    fn enqueue(&mut self, now: Instant, i: usize, len: usize) -> bool {
+        if i >= self.rates.len() {
+            return false;
+        }
+        let full = match self.limit {
+            Some(l) if self.fifo => self.waiting.len() >= l,
+            Some(l) => self.queued(i) >= l,
+            None => false,
+        };
+        if full {
+            self.stats[i].dropped += 1;
+            return false;
+        }
+        let stamp = if self.fifo {
+            0.0
+        } else {
+            let (last, epoch) = self.last[i];
+            let last = if epoch == self.epoch { last } else { 0.0 };
+            len as f64 / self.rates[i] + last.max(self.vtime)
+        };
+        self.last[i] = (stamp, self.epoch);
+        self.waiting.push((i, stamp, self.seq, now, len));
+        self.seq += 1;
+        self.stats[i].enqueued += 1;
+        self.stats[i].max_len = self.stats[i].max_len.max(self.queued(i));
+        true
+    }
+
+    fn dequeue(&mut self, now: Instant) -> Option<(usize, usize)> {
+        let k = (0..self.waiting.len()).min_by(|&a, &b| {
+            let (wa, wb) = (&self.waiting[a], &self.waiting[b]);
+            wa.1.total_cmp(&wb.1).then(wa.2.cmp(&wb.2))
+        })?;
+        let (i, stamp, _, at, len) = self.waiting.remove(k);
+        let st = &mut self.stats[i];
+        st.dequeued += 1;
+        st.bytes_dequeued += len as u64;
+        st.wait_total += now.saturating_since(at);
+        self.vtime = stamp;
+        if self.waiting.is_empty() {
+            self.vtime = 0.0;
+            self.epoch += 1;
+        }
+        Some((i, len))
+    }
+}
+
+proptest! {
+    /// The scheduler makes exactly the decisions of the sec. 6.2.3 transcription above, with the
+    /// same stamps (virtual time) and counters, under any mix of arrivals (to valid and invalid
+    /// services), departures, rate changes and queue bounds, in both disciplines. This covers
+    /// the heap and the express slot (`Scheduler::express`), which the reference has neither of.
+    #[test]
+    fn matches_the_reference_transcription(
+        fifo in any::<bool>(),
+        rates in prop::collection::vec(prop_oneof![Just(1.0f64), Just(2.0), Just(0.5), 0.1f64..8.0], 1..=4),
+        limit in prop::option::of(1usize..4),
+        ops in prop::collection::vec((0u8..6, 0usize..5, 2usize..1500), 1..300),
+    ) {
+        let d = if fifo { Discipline::Fifo } else { Discipline::Scfq };
+        let mut s = Scheduler::new(d, &rates, limit);
+        let mut r = Reference::new(fifo, &rates, limit);
+        for (t, &(op, i, len)) in ops.iter().enumerate() {
+            let now = Instant::ZERO + Duration::from_micros(t as u64 * 10);
+            match op {
+                0..=2 => prop_assert_eq!(s.enqueue(now, i, frame(len)), r.enqueue(now, i, len)),
+                3 | 4 => prop_assert_eq!(s.dequeue(now).map(|(i, f)| (i, f.len())), r.dequeue(now)),
+                _ => {
+                    let rate = 0.25 * (len % 16 + 1) as f64;
+                    if i < rates.len() {
+                        s.set_rate(i, rate);
+                        r.rates[i] = rate;
+                    }
+                }
+            }
+            prop_assert_eq!(s.virtual_time().to_bits(), r.vtime.to_bits());
+            prop_assert_eq!(s.len(), r.waiting.len());
+            for q in 0..rates.len() {
+                prop_assert_eq!(s.queue_len(q), r.queued(q));
+                prop_assert_eq!(s.stats(q), r.stats[q]);
+            }
+        }
+        let end = Instant::ZERO + Duration::from_secs(1);
+        while let Some(x) = r.dequeue(end) {
+            prop_assert_eq!(s.dequeue(end).map(|(i, f)| (i, f.len())), Some(x));
+        }
+        prop_assert!(s.dequeue(end).is_none());
+    }
+}
