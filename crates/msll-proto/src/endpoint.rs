@@ -405,6 +405,11 @@ impl Endpoint {
         self.delivered.pop_front()
     }
 
+    /// How many packets `poll_deliver` has.
+    pub fn deliveries(&self) -> usize {
+        self.delivered.len()
+    }
+
     /// Whether `poll_deliver` has a packet.
     pub fn has_deliveries(&self) -> bool {
         !self.delivered.is_empty()

@@ -60,6 +60,14 @@ impl Payload {
     }
 }
 
+/// Packets released by one call (an endpoint's deliveries, a TCP sender's segments), taken out
+/// before they are routed (routing can re-enter the same endpoint or sender). Mostly there is
+/// one: it is taken alone, without swapping out the whole queue (`spare_dq`).
+enum Batch {
+    One(Packet),
+    Many(VecDeque<Packet>),
+}
+
 enum Ev {
     TxDone(IfaceId),
     Arrive(IfaceId, Payload),
@@ -757,7 +765,7 @@ impl Simulation {
         let now = self.now;
         let f = &mut self.ifaces[i];
         let mut start: Option<Payload> = None;
-        let mut delivered: Option<VecDeque<Packet>> = None;
+        let mut delivered: Option<Batch> = None;
         match &mut f.kind {
             IfaceKind::Plain => {
                 if f.busy_until <= now {
@@ -784,10 +792,15 @@ impl Simulation {
                 if f.busy_until <= now {
                     start = ep.poll_transmit(now).map(Payload::Frame);
                 }
-                if ep.has_deliveries() {
-                    let mut d = self.spare_dq.pop().unwrap_or_default();
-                    ep.take_delivered(&mut d);
-                    delivered = Some(d);
+                match ep.deliveries() {
+                    0 => {}
+                    // The usual case (one frame in, one packet out): no queue swap.
+                    1 => delivered = ep.poll_deliver().map(Batch::One),
+                    _ => {
+                        let mut d = self.spare_dq.pop().unwrap_or_default();
+                        ep.take_delivered(&mut d);
+                        delivered = Some(Batch::Many(d));
+                    }
                 }
                 let mut wake = ep.poll_timeout();
                 if !f.ipq.is_empty() || f.ipsched.as_ref().is_some_and(|s| !s.is_empty()) {
@@ -820,7 +833,7 @@ impl Simulation {
         }
         let node = self.ifaces[i].node;
         if let Some(d) = delivered {
-            self.route_all(node, d);
+            self.route_batch(node, d);
         }
     }
 
@@ -872,7 +885,7 @@ impl Simulation {
 
     fn agent_packet(&mut self, a: AgentId, pkt: Packet) {
         let now = self.now;
-        let mut sent: Option<VecDeque<Packet>> = None;
+        let mut sent: Option<Batch> = None;
         match &mut self.agents[a].agent {
             Agent::UdpSink(s) => s.handle_packet(now, &pkt),
             Agent::OnOff(_) => {}
@@ -881,10 +894,14 @@ impl Simulation {
                 s.handle_ack(now, &pkt);
                 // The segments the ACK released, taken whole (`take_transmits`) and routed in
                 // order before anything else, as `flush_agent` would.
-                if s.has_transmits() {
-                    let mut d = self.spare_dq.pop().unwrap_or_default();
-                    s.take_transmits(&mut d);
-                    sent = Some(d);
+                match s.transmits() {
+                    0 => {}
+                    1 => sent = s.poll_transmit(now).map(Batch::One),
+                    _ => {
+                        let mut d = self.spare_dq.pop().unwrap_or_default();
+                        s.take_transmits(&mut d);
+                        sent = Some(Batch::Many(d));
+                    }
                 }
                 if !was_done && s.is_done() {
                     self.transfers_left -= 1;
@@ -905,7 +922,7 @@ impl Simulation {
             Agent::Www(_) => {}
         }
         if let Some(d) = sent {
-            self.route_all(self.agents[a].node, d);
+            self.route_batch(self.agents[a].node, d);
         }
         self.schedule_agent(a);
     }
@@ -974,6 +991,13 @@ impl Simulation {
             self.route(node, p);
         }
         self.spare_dq.push(q);
+    }
+
+    fn route_batch(&mut self, node: NodeId, b: Batch) {
+        match b {
+            Batch::One(p) => self.route(node, p),
+            Batch::Many(q) => self.route_all(node, q),
+        }
     }
 
     fn flush_agent(&mut self, a: AgentId, mut out: Vec<Packet>) {

@@ -294,6 +294,11 @@ impl TcpSender {
         self.out.pop_front()
     }
 
+    /// How many segments `poll_transmit` has.
+    pub fn transmits(&self) -> usize {
+        self.out.len()
+    }
+
     /// Whether `poll_transmit` has a segment.
     pub fn has_transmits(&self) -> bool {
         !self.out.is_empty()
