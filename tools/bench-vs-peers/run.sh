@@ -4,13 +4,29 @@
 #   (c) FTP 10 MB, HSCSD WAN2, 2% frame loss
 # Needs: cargo (msll), `ns` (apt-get install ns2), and for ns-3 `g++` + libns3-dev (apt-get install
 # libns3-dev). Peers are measurement references only, never dependencies of msll.
-# Usage: tools/bench-vs-peers/run.sh [runs per tool, default 3]
+# Usage: tools/bench-vs-peers/run.sh [--pgo] [runs per tool, default 3]
+#   --pgo  also time msll built with profile-guided optimisation (tools/pgo/: trained on the
+#          catalogue's --quick run, never on these cases; needs `rustup component add llvm-tools`,
+#          adds ~4 minutes of builds). Both msll builds are reported.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
+pgo=0
+if [ "${1:-}" = --pgo ]; then
+    pgo=1
+    shift
+fi
 runs=${1:-3}
 (cd "$root" && cargo build --release -q --bin msll)
 msll="$root/target/release/msll"
+tools="msll"
+if [ "$pgo" = 1 ]; then
+    "$root/tools/pgo/refresh.sh" >&2
+    (cd "$root" && RUSTC_WRAPPER="$root/tools/pgo/rustc-wrapper" CARGO_TARGET_DIR="$root/target/pgo-use" \
+        cargo build --release -q --bin msll)
+    tools="msll msll-pgo"
+fi
+msll_pgo="$root/target/pgo-use/release/msll"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 ns3bin=""
 # Debian's libns3-dev names its libraries libns3-<module>.so and its pkg-config files are
@@ -32,10 +48,14 @@ fi
 best() { sort -g | head -1; }
 declare -A T
 for case in a c; do
-    for tool in msll ns2 ns3; do : > "$tmp/$case-$tool"; done
+    for tool in msll msll-pgo ns2 ns3; do : > "$tmp/$case-$tool"; done
     for i in $(seq 1 "$runs"); do
         t0=$EPOCHREALTIME; "$msll" bench --case "$case" > /dev/null; t1=$EPOCHREALTIME
         echo "$t1 - $t0" | bc -l >> "$tmp/$case-msll"
+        if [ "$pgo" = 1 ]; then
+            t0=$EPOCHREALTIME; "$msll_pgo" bench --case "$case" > /dev/null; t1=$EPOCHREALTIME
+            echo "$t1 - $t0" | bc -l >> "$tmp/$case-msll-pgo"
+        fi
         if command -v ns >/dev/null; then
             sc=$([ "$case" = a ] && echo wlan || echo hscsd)
             t0=$EPOCHREALTIME; (cd "$tmp" && ns "$here/ns2-ftp.tcl" "$sc" "$i" > "$tmp/ns2.out"); t1=$EPOCHREALTIME
@@ -46,14 +66,18 @@ for case in a c; do
             echo "$t1 - $t0" | bc -l >> "$tmp/$case-ns3"
         fi
     done
-    for tool in msll ns2 ns3; do
+    for tool in msll msll-pgo ns2 ns3; do
         T[$case-$tool]=$( [ -s "$tmp/$case-$tool" ] && best < "$tmp/$case-$tool" || echo "")
     done
 done
-printf "%-4s %12s %12s %12s %12s %12s\n" case "msll s" "ns-2 s" "ns-3 s" "ns-2/msll" "ns-3/msll"
+printf "%-4s %-9s %10s %10s %10s %10s %10s\n" case build "msll s" "ns-2 s" "ns-3 s" "ns-2/msll" "ns-3/msll"
 for case in a c; do
-    m=${T[$case-msll]}; n2=${T[$case-ns2]}; n3=${T[$case-ns3]}
-    r2=$([ -n "$n2" ] && echo "$n2 / $m" | bc -l || echo ""); r3=$([ -n "$n3" ] && echo "$n3 / $m" | bc -l || echo "")
-    printf "%-4s %12.3f %12s %12s %12s %12s\n" "$case" "$m" "${n2:0:8}" "${n3:0:8}" "${r2:0:8}" "${r3:0:8}"
+    n2=${T[$case-ns2]}; n3=${T[$case-ns3]}
+    for tool in $tools; do
+        m=${T[$case-$tool]}
+        r2=$([ -n "$n2" ] && echo "$n2 / $m" | bc -l || echo ""); r3=$([ -n "$n3" ] && echo "$n3 / $m" | bc -l || echo "")
+        build=$([ "$tool" = msll ] && echo default || echo pgo)
+        printf "%-4s %-9s %10.3f %10s %10s %10s %10s\n" "$case" "$build" "$m" "${n2:0:8}" "${n3:0:8}" "${r2:0:6}" "${r3:0:6}"
+    done
 done
 echo "(best of $runs alternating runs each; msll times include process start and scenario parsing)"

@@ -4,9 +4,11 @@
 # edited since the profile was taken are compiled without profile data: rerun after changes.
 #   1. build msll instrumented (-Cprofile-generate) in target/pgo-gen;
 #   2. run the training workload: the whole catalogue once in its --quick form (every scenario,
-#      every scheme, the code paths of the full run) and the simulator benchmarks. Not `mslld
-#      bench`: its encryption loops run as often as the CPU allows, dominate the counts, and push
-#      the simulator below LLVM's "hot" threshold (a10 then gains 1 % of instructions, not 13 %);
+#      every scheme, the code paths of the full run). Not the `msll bench` cases: they are what
+#      tools/bench-vs-peers measures, so they are not trained on (session 11; with them case a ran
+#      ~4 % faster still). Not `mslld bench`: its encryption loops run as often as the CPU allows,
+#      dominate the counts, and push the simulator below LLVM's "hot" threshold (a10 then gains
+#      1 % of instructions, not 13 %);
 #   3. merge the raw counts with the llvm-profdata of rustc's own LLVM and record that LLVM's
 #      major version (the wrapper uses the profile only with the same major version).
 # Needs: rustup component add llvm-tools. Takes about 3 minutes on 2 cores.
@@ -23,7 +25,6 @@ MSLL_PGO=0 RUSTFLAGS="-Cprofile-generate=$tmp/raw" CARGO_TARGET_DIR="$gen" \
     cargo build --release -q --bin msll
 rm -rf "$tmp/raw" # build scripts ran instrumented too; their counts are not wanted
 "$gen/release/msll" reproduce --quick --out "$tmp/quick" >/dev/null
-"$gen/release/msll" bench --only a,b-sr,b-snoop,c,d-sr,e,f --repeat 1 >/dev/null
 out="$root/target/pgo"
 mkdir -p "$out"
 "$pd" merge -o "$out/msll.profdata" "$tmp/raw"
