@@ -97,6 +97,28 @@ struct Queue {
     stats: QueueStats,
 }
 
+impl Queue {
+    /// The stamp of a frame of `len` bytes arriving now, at virtual time `vtime` in scheduler
+    /// epoch `epoch`.
+    #[inline]
+    fn stamp(&self, len: usize, fifo: bool, vtime: f64, epoch: u64) -> f64 {
+        // seed 004 sec. 6.2.3: V_i(k) = L(k)/r_i + max(V_i(k-1), V(t)). If the queue is not empty
+        // V_i(k-1) >= V(t) already; the max covers both cases. FIFO orders by arrival only.
+        if fifo {
+            return 0.0;
+        }
+        let last = if self.epoch == epoch { self.last } else { 0.0 };
+        // `as i64`: a signed conversion is one instruction, an unsigned one a sequence (the
+        // same value below 2^53).
+        let len = len as i64 as f64;
+        let l = match self.inv_rate {
+            Some(inv) => len * inv,
+            None => len / self.rate,
+        };
+        l + last.max(vtime)
+    }
+}
+
 /// The SCFQ (or FIFO) frame scheduler of one endpoint.
 #[derive(Debug)]
 pub struct Scheduler {
@@ -249,7 +271,36 @@ impl Scheduler {
 
     /// Queue a frame of `service`. Returns false if it was dropped (queue full or no such
     /// service).
+    #[inline]
     pub fn enqueue(&mut self, now: Instant, service: usize, frame: Frame) -> bool {
+        // The usual case, inline: an idle scheduler (never full: bounds are >= 1), whose frame
+        // waits in the express slot. `enqueue_any` does the same for it.
+        if self.backlog == 0 && service < self.queues.len() {
+            let fifo = self.discipline == Discipline::Fifo;
+            let (vtime, epoch) = (self.vtime, self.epoch);
+            let q = &mut self.queues[service];
+            let stamp = q.stamp(frame.len(), fifo, vtime, epoch);
+            q.last = stamp;
+            q.epoch = epoch;
+            q.stats.enqueued += 1;
+            q.stats.max_len = q.stats.max_len.max(1);
+            let seq = self.seq;
+            self.seq += 1;
+            self.backlog = 1;
+            let entry = Entry {
+                frame,
+                stamp,
+                seq,
+                at: now,
+            };
+            self.express = Some((service, entry));
+            return true;
+        }
+        self.enqueue_any(now, service, frame)
+    }
+
+    #[inline(never)]
+    fn enqueue_any(&mut self, now: Instant, service: usize, frame: Frame) -> bool {
         if service >= self.queues.len() {
             return false;
         }
@@ -269,21 +320,7 @@ impl Scheduler {
             q.stats.dropped += 1;
             return false;
         }
-        // seed 004 sec. 6.2.3: V_i(k) = L(k)/r_i + max(V_i(k-1), V(t)). If the queue is not empty
-        // V_i(k-1) >= V(t) already; the max covers both cases. FIFO orders by arrival only.
-        let stamp = if fifo {
-            0.0
-        } else {
-            let last = if q.epoch == epoch { q.last } else { 0.0 };
-            // `as i64`: a signed conversion is one instruction, an unsigned one a sequence (the
-            // same value below 2^53).
-            let len = frame.len() as i64 as f64;
-            let l = match q.inv_rate {
-                Some(inv) => len * inv,
-                None => len / q.rate,
-            };
-            l + last.max(vtime)
-        };
+        let stamp = q.stamp(frame.len(), fifo, vtime, epoch);
         q.last = stamp;
         q.epoch = epoch;
         let was_empty = q.q.is_empty();
