@@ -12,11 +12,14 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 pgo=0
-if [ "${1:-}" = --pgo ]; then
-    pgo=1
-    shift
-fi
-runs=${1:-3}
+runs=3
+for arg in "$@"; do
+    case "$arg" in
+    --pgo) pgo=1 ;;
+    [0-9]*) runs=$arg ;;
+    *) echo "usage: $0 [--pgo] [runs]" >&2; exit 2 ;;
+    esac
+done
 (cd "$root" && cargo build --release -q --bin msll)
 msll="$root/target/release/msll"
 tools="msll"

@@ -327,7 +327,11 @@ impl Endpoint {
             self.next_accept = now + self.tx_times.get(rate, len + slot.header_overhead);
         }
         match &mut slot.service {
+            // Default has no timers: its cached deadline (`Slot::deadline`, "none") never goes
+            // stale, and `handle_transmitted` (a no-op for it) is skipped. A Default that grew a
+            // timer would have to take the dynamic path.
             SlotService::Raw(r) => {
+                debug_assert!(r.poll_timeout().is_none());
                 let mut f = r.encapsulate(packet);
                 f.set_service(sid);
                 if !self.scheduler.enqueue(now, sid as usize, f) {
@@ -669,23 +673,45 @@ mod tests {
     proptest::proptest! {
         /// The static Default path (`SlotService::Raw`) gives exactly what the dynamic one does:
         /// the same frames on the link, the same deliveries, the same endpoint, per-service and
-        /// scheme counters, for any mix of packets, well-formed, malformed and unknown-service
-        /// frames, with one service or two.
+        /// scheme counters and timers, for any mix of packets, well-formed, malformed and
+        /// unknown-service frames and timeouts; with one service, two Defaults, or Default beside
+        /// Selective Repeat (a scheme with timers and its own frames); with bounded queues
+        /// (drops) or not.
         #[test]
         fn default_static_path_matches_dynamic(
-            ops in proptest::collection::vec((0u8..4, 0usize..70, 0u8..3), 1..120),
-            two in proptest::bool::ANY,
+            ops in proptest::collection::vec((0u8..5, 0usize..70, 0u8..3), 1..120),
+            services in 1usize..=3,
+            limit in proptest::option::of(1usize..3),
         ) {
+            use crate::scheduler::{Discipline, Scheduler};
+            use crate::service::sr::{NakPolicy, RetransmitTimer, Sr, SrConfig};
             let rate = DataRate::from_bps(2_000_000).unwrap();
             let build = |dynamic: bool| {
-                let svc = || -> Box<dyn Service> {
+                let raw = || -> Box<dyn Service> {
                     if dynamic { Box::new(DynRaw(Raw::new())) } else { Box::new(Raw::new()) }
                 };
-                if two {
-                    Endpoint::new(vec![svc(), svc()], Classifier::new(Default::default(), 2), Some(rate))
+                let sr = || -> Box<dyn Service> {
+                    Box::new(Sr::new(SrConfig {
+                        nak_policy: NakPolicy::PerFrame,
+                        window: 8,
+                        rto: Duration::from_micros(15),
+                        ack_delay: Duration::from_micros(3),
+                        timer: RetransmitTimer::default(),
+                    }))
+                };
+                let svcs = match services {
+                    1 => vec![raw()],
+                    2 => vec![raw(), raw()],
+                    _ => vec![raw(), sr()],
+                };
+                let n = svcs.len();
+                let scheduler = Scheduler::new(Discipline::Scfq, &vec![1.0; n], limit);
+                let classifier = if n == 1 {
+                    Classifier::single(0)
                 } else {
-                    Endpoint::single(svc(), Some(rate))
-                }
+                    Classifier::new(Default::default(), n)
+                };
+                Endpoint::with_parts(svcs, classifier, scheduler, Some(rate))
             };
             let (mut a, mut b) = (build(false), build(true));
             for (i, &(op, len, sid)) in ops.iter().enumerate() {
@@ -709,12 +735,16 @@ mod tests {
                             b.handle_frame(now, f);
                         }
                     }
-                    _ => {
+                    3 => {
                         let (fa, fb) = (a.poll_transmit(now), b.poll_transmit(now));
                         proptest::prop_assert_eq!(
                             fa.map(|f| (f.service(), f.to_vec())),
                             fb.map(|f| (f.service(), f.to_vec()))
                         );
+                    }
+                    _ => {
+                        a.handle_timeout(now);
+                        b.handle_timeout(now);
                     }
                 }
                 proptest::prop_assert_eq!(a.poll_deliver(), b.poll_deliver());

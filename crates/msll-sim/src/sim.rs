@@ -984,7 +984,6 @@ impl Simulation {
         self.flush_agent(a, out);
     }
 
-    /// Route an agent's output from its node, return the buffer, then re-arm its timer.
     /// Route a swapped-out queue's packets in order, then keep the queue for reuse (`spare_dq`).
     fn route_all(&mut self, node: NodeId, mut q: VecDeque<Packet>) {
         while let Some(p) = q.pop_front() {
@@ -1000,6 +999,7 @@ impl Simulation {
         }
     }
 
+    /// Route an agent's output from its node, return the buffer, then re-arm its timer.
     fn flush_agent(&mut self, a: AgentId, mut out: Vec<Packet>) {
         let node = self.agents[a].node;
         msll_proto::take_each(&mut out, |p| self.route(node, p));

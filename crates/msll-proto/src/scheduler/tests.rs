@@ -413,7 +413,7 @@ proptest! {
         fifo in any::<bool>(),
         rates in prop::collection::vec(prop_oneof![Just(1.0f64), Just(2.0), Just(0.5), 0.1f64..8.0], 1..=4),
         limit in prop::option::of(1usize..4),
-        ops in prop::collection::vec((0u8..6, 0usize..5, 2usize..1500), 1..300),
+        ops in prop::collection::vec((0u8..8, 0usize..5, 2usize..1500), 1..300),
     ) {
         let d = if fifo { Discipline::Fifo } else { Discipline::Scfq };
         let mut s = Scheduler::new(d, &rates, limit);
@@ -421,13 +421,26 @@ proptest! {
         for (t, &(op, i, len)) in ops.iter().enumerate() {
             let now = Instant::ZERO + Duration::from_micros(t as u64 * 10);
             match op {
+                // As many departures as arrivals: the backlog wanders around zero, so the idle
+                // scheduler (the express slot) and deeper queues both come up.
                 0..=2 => prop_assert_eq!(s.enqueue(now, i, frame(len)), r.enqueue(now, i, len)),
-                3 | 4 => prop_assert_eq!(s.dequeue(now).map(|(i, f)| (i, f.len())), r.dequeue(now)),
+                3..=5 => prop_assert_eq!(s.dequeue(now).map(|(i, f)| (i, f.len())), r.dequeue(now)),
                 _ => {
-                    let rate = 0.25 * (len % 16 + 1) as f64;
+                    // op 7: a rate the scheduler must replace (zero, negative, NaN, infinite) by
+                    // the smallest rate it has, at most 1.
+                    let rate = if op == 6 {
+                        0.25 * (len % 16 + 1) as f64
+                    } else {
+                        [0.0, -1.0, f64::NAN, f64::INFINITY][len % 4]
+                    };
                     if i < rates.len() {
+                        let sane = if rate.is_finite() && rate > 0.0 {
+                            rate
+                        } else {
+                            r.rates.iter().copied().fold(f64::INFINITY, f64::min).min(1.0)
+                        };
                         s.set_rate(i, rate);
-                        r.rates[i] = rate;
+                        r.rates[i] = sane;
                     }
                 }
             }
@@ -435,6 +448,7 @@ proptest! {
             prop_assert_eq!(s.len(), r.waiting.len());
             for q in 0..rates.len() {
                 prop_assert_eq!(s.queue_len(q), r.queued(q));
+                prop_assert_eq!(s.rate(q).to_bits(), r.rates[q].to_bits());
                 prop_assert_eq!(s.stats(q), r.stats[q]);
             }
         }
