@@ -299,18 +299,21 @@ impl Scheduler {
         self.enqueue_any(now, service, frame)
     }
 
+    /// `enqueue` when frames are already waiting (or for no such service).
     #[inline(never)]
     fn enqueue_any(&mut self, now: Instant, service: usize, frame: Frame) -> bool {
         if service >= self.queues.len() {
             return false;
         }
+        debug_assert!(
+            self.backlog > 0,
+            "an idle scheduler's enqueue is `enqueue`'s"
+        );
         self.spill();
         let fifo = self.discipline == Discipline::Fifo;
         let (backlog, limit) = (self.backlog, self.limit);
         let (vtime, epoch) = (self.vtime, self.epoch);
-        let Some(q) = self.queues.get_mut(service) else {
-            return false;
-        };
+        let q = &mut self.queues[service];
         let full = match limit {
             Some(l) if fifo => backlog >= l,
             Some(l) => q.q.len() >= l,
@@ -326,21 +329,13 @@ impl Scheduler {
         let was_empty = q.q.is_empty();
         let seq = self.seq;
         self.seq += 1;
-        let entry = Entry {
+        q.stats.enqueued += 1;
+        q.q.push_back(Entry {
             frame,
             stamp,
             seq,
             at: now,
-        };
-        q.stats.enqueued += 1;
-        if backlog == 0 {
-            // The only frame waiting: keep it aside (see `express`).
-            q.stats.max_len = q.stats.max_len.max(1);
-            self.backlog = 1;
-            self.express = Some((service, entry));
-            return true;
-        }
-        q.q.push_back(entry);
+        });
         q.stats.max_len = q.stats.max_len.max(q.q.len());
         self.backlog += 1;
         if was_empty {
