@@ -162,6 +162,29 @@ fn local_metrics(
     ServiceMetrics::assemble(g, l, c, st, link, share)
 }
 
+/// A service's frame to the scheduler, stamped with its service number (the multiplexer).
+#[inline]
+fn schedule(
+    scheduler: &mut Scheduler,
+    stats: &mut EndpointStats,
+    now: Instant,
+    service: u8,
+    mut f: Frame,
+) {
+    f.set_service(service);
+    if !scheduler.enqueue(now, service as usize, f) {
+        stats.queue_drops += 1;
+    }
+}
+
+/// A service's packet towards IP, counted for its service.
+#[inline]
+fn deliver(c: &mut ServiceCounters, delivered: &mut VecDeque<Packet>, p: Packet) {
+    c.packets_delivered += 1;
+    c.bytes_delivered += p.len() as u64;
+    delivered.push_back(p);
+}
+
 impl Endpoint {
     /// An endpoint with the given services (service number = index, at most 16) that paces IP at
     /// `pacing` (the nominal link rate), or not at all with `None`. The scheduler is SCFQ with
@@ -286,21 +309,14 @@ impl Endpoint {
         // Runs once per packet and frame, usually with one frame or one packet: `take_each` skips
         // the `Drain` machinery (a `VecDeque::extend` from an empty drain cost ~180 instructions).
         let (scheduler, stats) = (&mut self.scheduler, &mut self.stats);
-        crate::take_each(&mut self.scratch.frames, |mut f| {
-            f.set_service(service);
-            if !scheduler.enqueue(now, service as usize, f) {
-                stats.queue_drops += 1;
-            }
+        crate::take_each(&mut self.scratch.frames, |f| {
+            schedule(scheduler, stats, now, service, f)
         });
         let (c, delivered) = (
             &mut self.services[service as usize].counters,
             &mut self.delivered,
         );
-        crate::take_each(&mut self.scratch.packets, |p| {
-            c.packets_delivered += 1;
-            c.bytes_delivered += p.len() as u64;
-            delivered.push_back(p);
-        });
+        crate::take_each(&mut self.scratch.packets, |p| deliver(c, delivered, p));
     }
 
     /// A packet from IP. Call only at or after `next_accept()`.
@@ -332,11 +348,8 @@ impl Endpoint {
             // timer would have to take the dynamic path.
             SlotService::Raw(r) => {
                 debug_assert!(r.poll_timeout().is_none());
-                let mut f = r.encapsulate(packet);
-                f.set_service(sid);
-                if !self.scheduler.enqueue(now, sid as usize, f) {
-                    self.stats.queue_drops += 1;
-                }
+                let f = r.encapsulate(packet);
+                schedule(&mut self.scheduler, &mut self.stats, now, sid, f);
             }
             SlotService::Dyn(_) => {
                 slot.svc().handle_packet(now, packet, &mut self.scratch);
@@ -356,9 +369,7 @@ impl Endpoint {
                 match &mut slot.service {
                     SlotService::Raw(r) => {
                         if let Some(p) = r.decapsulate(frame) {
-                            slot.counters.packets_delivered += 1;
-                            slot.counters.bytes_delivered += p.len() as u64;
-                            self.delivered.push_back(p);
+                            deliver(&mut slot.counters, &mut self.delivered, p);
                         }
                     }
                     SlotService::Dyn(_) => {

@@ -64,6 +64,16 @@ impl QueueStats {
     }
 }
 
+impl QueueStats {
+    /// Count `e` leaving its queue for the link at `now`.
+    #[inline]
+    fn departed(&mut self, now: Instant, e: &Entry) {
+        self.dequeued += 1;
+        self.bytes_dequeued += e.frame.len() as u64;
+        self.wait_total += now.saturating_since(e.at);
+    }
+}
+
 #[derive(Debug)]
 struct Entry {
     frame: Frame,
@@ -372,10 +382,7 @@ impl Scheduler {
     fn dequeue_head(&mut self, now: Instant) -> Option<(usize, Frame)> {
         if let Some((i, e)) = self.express.take() {
             // What the general path below does with the one frame of the one active queue.
-            let st = &mut self.queues[i].stats;
-            st.dequeued += 1;
-            st.bytes_dequeued += e.frame.len() as u64;
-            st.wait_total += now.saturating_since(e.at);
+            self.queues[i].stats.departed(now, &e);
             self.backlog = 0;
             self.vtime = 0.0;
             self.epoch += 1;
@@ -384,9 +391,7 @@ impl Scheduler {
         let i = self.heap.first()?.queue;
         let q = &mut self.queues[i];
         let e = q.q.pop_front().expect("active queues are non-empty");
-        q.stats.dequeued += 1;
-        q.stats.bytes_dequeued += e.frame.len() as u64;
-        q.stats.wait_total += now.saturating_since(e.at);
+        q.stats.departed(now, &e);
         self.backlog -= 1;
         self.vtime = e.stamp;
         if let Some(h) = q.q.front() {
