@@ -358,6 +358,32 @@ impl Endpoint {
         }
     }
 
+    /// Whether this endpoint is one Default service with no frame waiting for the link and no
+    /// packet waiting for IP. Such an endpoint does nothing on its own (Default has no timers):
+    /// the simulator may then hand it a packet for a free link with [`Endpoint::send_now`], and
+    /// route a received frame's packet without polling it for anything else.
+    #[inline]
+    pub fn is_idle_default(&self) -> bool {
+        matches!(
+            self.services.as_slice(),
+            [Slot {
+                service: SlotService::Raw(_),
+                ..
+            }]
+        ) && self.scheduler.is_empty()
+            && self.delivered.is_empty()
+    }
+
+    /// `handle_packet` then `poll_transmit`, for a caller whose link is free and which may hand
+    /// over a packet now (`next_accept() <= now`): the frame to put on the link, if the packet
+    /// made one.
+    #[inline]
+    pub fn send_now(&mut self, now: Instant, packet: Packet) -> Option<Frame> {
+        debug_assert!(self.next_accept <= now);
+        self.handle_packet(now, packet);
+        self.poll_transmit(now)
+    }
+
     /// A frame from the link (any bytes: malformed frames are counted and dropped).
     pub fn handle_frame(&mut self, now: Instant, frame: Frame) {
         self.stats.frames_received += 1;

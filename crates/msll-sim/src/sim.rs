@@ -189,6 +189,10 @@ pub struct Simulation {
     /// (node, first port, span, agent): TCP port ranges owned by WWW apps.
     port_ranges: Vec<(NodeId, u16, u16, AgentId)>,
     spare_www: Vec<Vec<(Side, Packet)>>,
+    /// Take the direct paths that skip an interface's queue and `kick` when it provably has
+    /// nothing else to do (`route`, `arrive`). Off only in tests, which check that both ways give
+    /// the same trace and results.
+    shortcuts: bool,
 }
 
 fn link_info(l: &LinkSpec) -> Result<(DataRate, Duration), SpecError> {
@@ -227,6 +231,7 @@ impl Simulation {
             transfers_done_at: None,
             port_ranges: Vec::new(),
             spare_www: Vec::new(),
+            shortcuts: true,
         };
         // seed004-ch1-3 §3: one-link topologies are wired host -- BS ~~ wireless host; two-link
         // topologies wireless host ~~ BS -- BS ~~ wireless host.
@@ -570,6 +575,13 @@ impl Simulation {
 
     /// Write an ns-2-like per-event trace: `<ev> <time> <from> <to> <kind> <bytes> <id>`
     /// with ev `+` enqueue, `-` transmit, `r` receive, `d` queue drop, `e` error loss.
+    /// Turn the direct paths off (`false`) or on (the default). They change no result: the
+    /// simulator's tests run both ways and compare traces and results.
+    #[doc(hidden)]
+    pub fn set_shortcuts(&mut self, on: bool) {
+        self.shortcuts = on;
+    }
+
     pub fn set_trace(&mut self, w: Box<dyn Write + Send>) {
         self.trace = Some(w);
     }
@@ -746,13 +758,27 @@ impl Simulation {
             return;
         }
         let (len, id) = (pkt.len(), self.trace.is_some().then(|| ident(&pkt)));
-        if matches!(f.kind, IfaceKind::Plain) && f.ipq.is_empty() && f.busy_until <= self.now {
-            // A free wired link with nothing queued: exactly what `kick` would do (pop this
-            // packet, transmit it, and ask for no transmit-complete event since nothing waits),
-            // without the round trip through the queue.
-            self.trace('+', iface, "ip", len, || id.unwrap_or(0));
-            self.transmit(iface, Payload::Packet(pkt));
-            return;
+        // A free link with nothing queued before it (a wired link, or a wireless one whose
+        // Default endpoint is idle and may take a packet now): exactly what `kick` would do
+        // (take this packet, transmit it or its frame, and, since nothing is left waiting, ask
+        // for no wake-up and no transmit-complete event), without the round trip through the
+        // queue.
+        if self.shortcuts && f.ipq.is_empty() && f.busy_until <= self.now {
+            let direct = match &f.kind {
+                IfaceKind::Plain => true,
+                IfaceKind::Msll(ep) => ep.next_accept() <= self.now && ep.is_idle_default(),
+            };
+            if direct {
+                self.trace('+', iface, "ip", len, || id.unwrap_or(0));
+                let out = match &mut self.ifaces[iface].kind {
+                    IfaceKind::Plain => Some(Payload::Packet(pkt)),
+                    IfaceKind::Msll(ep) => ep.send_now(self.now, pkt).map(Payload::Frame),
+                };
+                if let Some(out) = out {
+                    self.transmit(iface, out);
+                }
+                return;
+            }
         }
         f.ipq.push_back(pkt);
         self.trace('+', iface, "ip", len, || id.unwrap_or(0));
@@ -875,7 +901,24 @@ impl Simulation {
             }
             Payload::Frame(fr) => {
                 self.trace('r', from, "frame", len, || fr.first_byte() as u32);
-                if let IfaceKind::Msll(ep) = &mut self.ifaces[i].kind {
+                let f = &mut self.ifaces[i];
+                if let IfaceKind::Msll(ep) = &mut f.kind {
+                    if self.shortcuts
+                        && f.ipq.is_empty()
+                        && f.ipsched.is_none()
+                        && ep.is_idle_default()
+                    {
+                        // An idle Default endpoint with nothing queued: of what `kick` does after
+                        // the frame, only routing its packet remains (Default sends nothing back
+                        // and sets no timer).
+                        ep.handle_frame(self.now, fr);
+                        if let Some(p) = ep.poll_deliver() {
+                            debug_assert!(!ep.has_deliveries());
+                            let node = f.node;
+                            self.route(node, p);
+                        }
+                        return;
+                    }
                     ep.handle_frame(self.now, fr);
                 }
                 self.kick(i);
