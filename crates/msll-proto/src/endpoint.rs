@@ -376,12 +376,43 @@ impl Endpoint {
 
     /// `handle_packet` then `poll_transmit`, for a caller whose link is free and which may hand
     /// over a packet now (`next_accept() <= now`): the frame to put on the link, if the packet
-    /// made one.
+    /// made one. An idle Default endpoint (`is_idle_default`) frames the packet and counts it
+    /// through the scheduler (`Scheduler::pass_through`) without queueing it: same frame, same
+    /// state and counters (`send_now_equals_handle_packet_then_poll_transmit` below).
     #[inline]
     pub fn send_now(&mut self, now: Instant, packet: Packet) -> Option<Frame> {
-        debug_assert!(self.next_accept <= now);
-        self.handle_packet(now, packet);
-        self.poll_transmit(now)
+        if !self.is_idle_default() {
+            self.handle_packet(now, packet);
+            return self.poll_transmit(now);
+        }
+        // What `handle_classified` does, for one service: the classifier's answer, taken modulo
+        // the service count, is 0.
+        let len = packet.len();
+        if let Some(rates) = self.classifier.count(now, 0, len) {
+            self.set_rates(&rates);
+        }
+        let slot = &mut self.services[0];
+        slot.counters.packets_in += 1;
+        slot.counters.bytes_in += len as u64;
+        if let Some(rate) = self.pacing {
+            self.next_accept = now + self.tx_times.get(rate, len + slot.header_overhead);
+        }
+        let SlotService::Raw(r) = &mut slot.service else {
+            unreachable!("is_idle_default checked the service")
+        };
+        let mut f = r.encapsulate(packet);
+        f.set_service(0);
+        let flen = f.len();
+        let passed = self.scheduler.pass_through(now, 0, flen);
+        debug_assert!(
+            passed,
+            "an idle scheduler takes a frame of an existing service"
+        );
+        self.stats.frames_transmitted += 1;
+        self.stats.bytes_transmitted += flen as u64;
+        slot.counters.frames_out += 1;
+        slot.counters.bytes_out += flen as u64;
+        Some(f)
     }
 
     /// A frame from the link (any bytes: malformed frames are counted and dropped).
@@ -806,5 +837,86 @@ mod tests {
         ep.handle_frame(Instant::ZERO, f);
         assert_eq!(ep.stats().unknown_service, 1);
         assert!(ep.poll_deliver().is_none());
+    }
+
+    proptest::proptest! {
+        /// `send_now` is `handle_packet` then `poll_transmit`: the same frame, deliveries,
+        /// timers, pacing and counters (endpoint, per-service, scheme and scheduler), whether the
+        /// endpoint is idle Default (its direct path) or not (one Default with frames waiting,
+        /// two Defaults: the general path), with or without pacing and queue bounds.
+        #[test]
+        fn send_now_equals_handle_packet_then_poll_transmit(
+            ops in proptest::collection::vec((0u8..4, 0usize..70, 0u8..3), 1..120),
+            services in 1usize..=2,
+            limit in proptest::option::of(1usize..3),
+            paced in proptest::bool::ANY,
+        ) {
+            use crate::scheduler::{Discipline, Scheduler};
+            let rate = DataRate::from_bps(2_000_000).unwrap();
+            let build = || {
+                let svcs: Vec<Box<dyn Service>> =
+                    (0..services).map(|_| Box::new(Raw::new()) as Box<dyn Service>).collect();
+                let n = svcs.len();
+                let scheduler = Scheduler::new(Discipline::Scfq, &vec![1.0; n], limit);
+                let classifier = if n == 1 {
+                    Classifier::single(0)
+                } else {
+                    Classifier::new(Default::default(), n)
+                };
+                Endpoint::with_parts(svcs, classifier, scheduler, paced.then_some(rate))
+            };
+            let (mut a, mut b) = (build(), build());
+            for (i, &(op, len, sid)) in ops.iter().enumerate() {
+                let now = Instant::ZERO + Duration::from_micros(i as u64 * 100);
+                let bytes: Vec<u8> = (0..len).map(|k| (k * 7 + i) as u8).collect();
+                match op {
+                    0 => {
+                        let p = Packet::new(Buf::from(bytes));
+                        let fa = a.send_now(now, p.clone());
+                        b.handle_packet(now, p);
+                        let fb = b.poll_transmit(now);
+                        proptest::prop_assert_eq!(
+                            fa.map(|f| (f.service(), f.to_vec())),
+                            fb.map(|f| (f.service(), f.to_vec()))
+                        );
+                    }
+                    1 => {
+                        // A packet left waiting: the endpoint is no longer idle.
+                        let p = Packet::new(Buf::from(bytes));
+                        a.handle_packet(now, p.clone());
+                        b.handle_packet(now, p);
+                    }
+                    2 => {
+                        let (fa, fb) = (a.poll_transmit(now), b.poll_transmit(now));
+                        proptest::prop_assert_eq!(
+                            fa.map(|f| (f.service(), f.to_vec())),
+                            fb.map(|f| (f.service(), f.to_vec()))
+                        );
+                    }
+                    _ => {
+                        let mut w = bytes;
+                        if let Some(x) = w.first_mut() {
+                            *x = (*x & 0x0f) | (sid << 4);
+                        }
+                        if let Some(f) = Frame::from_wire(Buf::from(w)) {
+                            a.handle_frame(now, f.clone());
+                            b.handle_frame(now, f);
+                        }
+                    }
+                }
+                proptest::prop_assert_eq!(a.is_idle_default(), b.is_idle_default());
+                proptest::prop_assert_eq!(a.poll_deliver(), b.poll_deliver());
+                proptest::prop_assert_eq!(a.poll_timeout(), b.poll_timeout());
+                proptest::prop_assert_eq!(a.next_accept(), b.next_accept());
+                proptest::prop_assert_eq!(a.stats(), b.stats());
+                proptest::prop_assert_eq!(a.service_counters(), b.service_counters());
+                proptest::prop_assert_eq!(a.service_stats(), b.service_stats());
+                proptest::prop_assert_eq!(
+                    a.scheduler().virtual_time().to_bits(),
+                    b.scheduler().virtual_time().to_bits()
+                );
+                proptest::prop_assert_eq!(a.classifier().bytes(), b.classifier().bytes());
+            }
+        }
     }
 }

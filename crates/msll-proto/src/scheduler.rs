@@ -68,9 +68,15 @@ impl QueueStats {
     /// Count `e` leaving its queue for the link at `now`.
     #[inline]
     fn departed(&mut self, now: Instant, e: &Entry) {
+        self.departed_len(now, e.at, e.frame.len());
+    }
+
+    /// Count a frame of `len` bytes, queued at `at`, leaving at `now`.
+    #[inline(always)]
+    fn departed_len(&mut self, now: Instant, at: Instant, len: usize) {
         self.dequeued += 1;
-        self.bytes_dequeued += e.frame.len() as u64;
-        self.wait_total += now.saturating_since(e.at);
+        self.bytes_dequeued += len as u64;
+        self.wait_total += now.saturating_since(at);
     }
 }
 
@@ -286,16 +292,7 @@ impl Scheduler {
         // The usual case, inline: an idle scheduler (never full: bounds are >= 1), whose frame
         // waits in the express slot. `enqueue_any` does the same for it.
         if self.backlog == 0 && service < self.queues.len() {
-            let fifo = self.discipline == Discipline::Fifo;
-            let (vtime, epoch) = (self.vtime, self.epoch);
-            let q = &mut self.queues[service];
-            let stamp = q.stamp(frame.len(), fifo, vtime, epoch);
-            q.last = stamp;
-            q.epoch = epoch;
-            q.stats.enqueued += 1;
-            q.stats.max_len = q.stats.max_len.max(1);
-            let seq = self.seq;
-            self.seq += 1;
+            let (stamp, seq) = self.admit_idle(service, frame.len());
             self.backlog = 1;
             let entry = Entry {
                 frame,
@@ -375,6 +372,48 @@ impl Scheduler {
         self.dequeue_head(now)
     }
 
+    /// A frame of `len` bytes of `service` (which exists) arrives at the idle scheduler: its
+    /// stamp and sequence number, counted in its queue's statistics.
+    #[inline(always)]
+    fn admit_idle(&mut self, service: usize, len: usize) -> (f64, u64) {
+        let fifo = self.discipline == Discipline::Fifo;
+        let (vtime, epoch) = (self.vtime, self.epoch);
+        let q = &mut self.queues[service];
+        let stamp = q.stamp(len, fifo, vtime, epoch);
+        q.last = stamp;
+        q.epoch = epoch;
+        q.stats.enqueued += 1;
+        q.stats.max_len = q.stats.max_len.max(1);
+        let seq = self.seq;
+        self.seq += 1;
+        (stamp, seq)
+    }
+
+    /// The last frame left: the scheduler is idle, and a busy period ends (seed 004 sec. 6.2.3:
+    /// the virtual time restarts, and so do the queues' last stamps, through the epoch).
+    #[inline(always)]
+    fn become_idle(&mut self) {
+        self.backlog = 0;
+        self.vtime = 0.0;
+        self.epoch += 1;
+    }
+
+    /// `enqueue` of a `len`-byte frame of `service` at `now` followed at once by the `dequeue`
+    /// that returns it, without the frame: the same state and statistics as the two calls
+    /// (`pass_through_equals_enqueue_then_dequeue` below). Only on an idle scheduler and an
+    /// existing service; otherwise it changes nothing and returns false, and the caller makes
+    /// the two calls.
+    #[inline]
+    pub fn pass_through(&mut self, now: Instant, service: usize, len: usize) -> bool {
+        if self.backlog != 0 || service >= self.queues.len() {
+            return false;
+        }
+        self.admit_idle(service, len);
+        self.queues[service].stats.departed_len(now, now, len);
+        self.become_idle();
+        true
+    }
+
     // Inline: returned through memory, the 48-byte result was written by the callee in 8-byte
     // pieces and read back by the caller in 16-byte ones, another store-forwarding stall per
     // frame (session 8: seed 004 Fig. 7.6 L2 -4 % mean wall time).
@@ -383,9 +422,7 @@ impl Scheduler {
         if let Some((i, e)) = self.express.take() {
             // What the general path below does with the one frame of the one active queue.
             self.queues[i].stats.departed(now, &e);
-            self.backlog = 0;
-            self.vtime = 0.0;
-            self.epoch += 1;
+            self.become_idle();
             return Some((i, e.frame));
         }
         let i = self.heap.first()?.queue;
@@ -412,8 +449,7 @@ impl Scheduler {
         if self.backlog == 0 {
             // Idle: restart the virtual clock (see the module comment). A new epoch zeroes every
             // last stamp without visiting the queues (this runs after most frames).
-            self.vtime = 0.0;
-            self.epoch += 1;
+            self.become_idle();
         }
         Some((i, e.frame))
     }

@@ -407,13 +407,14 @@ proptest! {
     /// The scheduler makes exactly the decisions of the sec. 6.2.3 transcription above, with the
     /// same stamps (virtual time) and counters, under any mix of arrivals (to valid and invalid
     /// services), departures, rate changes and queue bounds, in both disciplines. This covers
-    /// the heap and the express slot (`Scheduler::express`), which the reference has neither of.
+    /// the heap and the express slot (`Scheduler::express`), which the reference has neither of,
+    /// and `Scheduler::pass_through`.
     #[test]
     fn matches_the_reference_transcription(
         fifo in any::<bool>(),
         rates in prop::collection::vec(prop_oneof![Just(1.0f64), Just(2.0), Just(0.5), 0.1f64..8.0], 1..=4),
         limit in prop::option::of(1usize..4),
-        ops in prop::collection::vec((0u8..8, 0usize..5, 2usize..1500), 1..300),
+        ops in prop::collection::vec((0u8..9, 0usize..5, 2usize..1500), 1..300),
     ) {
         let d = if fifo { Discipline::Fifo } else { Discipline::Scfq };
         let mut s = Scheduler::new(d, &rates, limit);
@@ -425,6 +426,17 @@ proptest! {
                 // scheduler (the express slot) and deeper queues both come up.
                 0..=2 => prop_assert_eq!(s.enqueue(now, i, frame(len)), r.enqueue(now, i, len)),
                 3..=5 => prop_assert_eq!(s.dequeue(now).map(|(i, f)| (i, f.len())), r.dequeue(now)),
+                // A frame passed straight through an idle scheduler is an arrival and its
+                // departure; a busy scheduler or a missing service refuses it, changing nothing.
+                8 => {
+                    if s.pass_through(now, i, len) {
+                        prop_assert!(r.waiting.is_empty());
+                        prop_assert!(r.enqueue(now, i, len));
+                        prop_assert_eq!(r.dequeue(now), Some((i, len)));
+                    } else {
+                        prop_assert!(!r.waiting.is_empty() || i >= rates.len());
+                    }
+                }
                 _ => {
                     // op 7: a rate the scheduler must replace (zero, negative, NaN, infinite) by
                     // the smallest rate it has, at most 1.
