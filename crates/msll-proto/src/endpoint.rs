@@ -508,6 +508,11 @@ impl Endpoint {
         self.next_accept
     }
 
+    /// The rate IP is paced at, if it is (seed 004 sec. 6.2.1).
+    pub fn pacing(&self) -> Option<DataRate> {
+        self.pacing
+    }
+
     pub fn stats(&self) -> EndpointStats {
         self.stats
     }

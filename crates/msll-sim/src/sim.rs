@@ -799,6 +799,21 @@ impl Simulation {
                 }
             }
             IfaceKind::Msll(ep) => {
+                if self.shortcuts
+                    && f.busy_until <= now
+                    && f.ipsched.is_none()
+                    && ep.pacing().is_some()
+                    && ep.next_accept() <= now
+                    && ep.is_idle_default()
+                {
+                    // A paced, idle Default endpoint before a free link: the loop below would
+                    // accept one packet (pacing then holds the next back) and `poll_transmit`
+                    // return its frame. `send_now` does both in one step.
+                    if let Some(p) = f.ipq.pop_front() {
+                        start = ep.send_now(now, p).map(Payload::Frame);
+                        debug_assert!(ep.next_accept() > now, "pacing holds the next packet");
+                    }
+                }
                 while ep.next_accept() <= now {
                     match &mut f.ipsched {
                         // The queue a packet waited in is its service: no second classification.
@@ -815,7 +830,7 @@ impl Simulation {
                         }
                     }
                 }
-                if f.busy_until <= now {
+                if f.busy_until <= now && start.is_none() {
                     start = ep.poll_transmit(now).map(Payload::Frame);
                 }
                 match ep.deliveries() {
