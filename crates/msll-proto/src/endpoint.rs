@@ -180,9 +180,14 @@ fn schedule(
 /// A service's packet towards IP, counted for its service.
 #[inline]
 fn deliver(c: &mut ServiceCounters, delivered: &mut VecDeque<Packet>, p: Packet) {
+    count_delivery(c, &p);
+    delivered.push_back(p);
+}
+
+#[inline]
+fn count_delivery(c: &mut ServiceCounters, p: &Packet) {
     c.packets_delivered += 1;
     c.bytes_delivered += p.len() as u64;
-    delivered.push_back(p);
 }
 
 impl Endpoint {
@@ -378,7 +383,7 @@ impl Endpoint {
     /// over a packet now (`next_accept() <= now`): the frame to put on the link, if the packet
     /// made one. An idle Default endpoint (`is_idle_default`) frames the packet and counts it
     /// through the scheduler (`Scheduler::pass_through`) without queueing it: same frame, same
-    /// state and counters (`send_now_equals_handle_packet_then_poll_transmit` below).
+    /// state and counters (`send_now_and_receive_now_equal_the_general_calls` below).
     #[inline]
     pub fn send_now(&mut self, now: Instant, packet: Packet) -> Option<Frame> {
         if !self.is_idle_default() {
@@ -413,6 +418,30 @@ impl Endpoint {
         slot.counters.frames_out += 1;
         slot.counters.bytes_out += flen as u64;
         Some(f)
+    }
+
+    /// `handle_frame` then `poll_deliver`, for an idle Default endpoint (`is_idle_default`),
+    /// whose frame gives at most one packet, handed back directly instead of through the
+    /// delivery queue (`send_now_and_receive_now_equal_the_general_calls` below). Any other
+    /// endpoint takes the two calls, and further deliveries stay queued.
+    #[inline]
+    pub fn receive_now(&mut self, now: Instant, frame: Frame) -> Option<Packet> {
+        if !self.is_idle_default() {
+            self.handle_frame(now, frame);
+            return self.poll_deliver();
+        }
+        self.stats.frames_received += 1;
+        let Some(slot) = self.services.get_mut(frame.service() as usize) else {
+            self.stats.unknown_service += 1;
+            return None;
+        };
+        slot.counters.frames_received += 1;
+        let SlotService::Raw(r) = &mut slot.service else {
+            unreachable!("is_idle_default checked the service")
+        };
+        let p = r.decapsulate(frame)?;
+        count_delivery(&mut slot.counters, &p);
+        Some(p)
     }
 
     /// A frame from the link (any bytes: malformed frames are counted and dropped).
@@ -845,12 +874,13 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// `send_now` is `handle_packet` then `poll_transmit`: the same frame, deliveries,
-        /// timers, pacing and counters (endpoint, per-service, scheme and scheduler), whether the
+        /// `send_now` is `handle_packet` then `poll_transmit`, and `receive_now` is
+        /// `handle_frame` then `poll_deliver`: the same frame, deliveries, timers, pacing and
+        /// counters (endpoint, per-service, scheme and scheduler), whether the
         /// endpoint is idle Default (its direct path) or not (one Default with frames waiting,
         /// two Defaults: the general path), with or without pacing and queue bounds.
         #[test]
-        fn send_now_equals_handle_packet_then_poll_transmit(
+        fn send_now_and_receive_now_equal_the_general_calls(
             ops in proptest::collection::vec((0u8..4, 0usize..70, 0u8..3), 1..120),
             services in 1usize..=2,
             limit in proptest::option::of(1usize..3),
@@ -899,13 +929,15 @@ mod tests {
                         );
                     }
                     _ => {
+                        // A frame off the link: any service number, any length, even empty.
                         let mut w = bytes;
                         if let Some(x) = w.first_mut() {
                             *x = (*x & 0x0f) | (sid << 4);
                         }
                         if let Some(f) = Frame::from_wire(Buf::from(w)) {
-                            a.handle_frame(now, f.clone());
+                            let pa = a.receive_now(now, f.clone());
                             b.handle_frame(now, f);
+                            proptest::prop_assert_eq!(pa, b.poll_deliver());
                         }
                     }
                 }

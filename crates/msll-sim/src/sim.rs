@@ -926,9 +926,7 @@ impl Simulation {
                         // An idle Default endpoint with nothing queued: of what `kick` does after
                         // the frame, only routing its packet remains (Default sends nothing back
                         // and sets no timer).
-                        ep.handle_frame(self.now, fr);
-                        if let Some(p) = ep.poll_deliver() {
-                            debug_assert!(!ep.has_deliveries());
+                        if let Some(p) = ep.receive_now(self.now, fr) {
                             let node = f.node;
                             self.route(node, p);
                         }
