@@ -126,6 +126,21 @@ struct Iface {
     counters: LinkCounters,
     /// Largest packet sent whole (the wireless frame payload); larger ones are fragmented.
     mtu: Option<usize>,
+    /// The direct paths (`route`, `kick`, `arrive`) may apply: a wired link, or one Default
+    /// service with a shared IP queue. Fixed when built, so an interface they never apply to
+    /// (any other scheme, several services) pays one test per call for them.
+    direct: bool,
+}
+
+impl Iface {
+    /// Whether the direct paths can apply to this interface (`Iface::direct`).
+    fn direct_paths_apply(&self) -> bool {
+        self.ipsched.is_none()
+            && match &self.kind {
+                IfaceKind::Plain => true,
+                IfaceKind::Msll(ep) => ep.is_default_only(),
+            }
+    }
 }
 
 enum Agent {
@@ -189,10 +204,6 @@ pub struct Simulation {
     /// (node, first port, span, agent): TCP port ranges owned by WWW apps.
     port_ranges: Vec<(NodeId, u16, u16, AgentId)>,
     spare_www: Vec<Vec<(Side, Packet)>>,
-    /// Take the direct paths that skip an interface's queue and `kick` when it provably has
-    /// nothing else to do (`route`, `arrive`). Off only in tests, which check that both ways give
-    /// the same trace and results.
-    shortcuts: bool,
 }
 
 fn link_info(l: &LinkSpec) -> Result<(DataRate, Duration), SpecError> {
@@ -231,7 +242,6 @@ impl Simulation {
             transfers_done_at: None,
             port_ranges: Vec::new(),
             spare_www: Vec::new(),
-            shortcuts: true,
         };
         // seed004-ch1-3 §3: one-link topologies are wired host -- BS ~~ wireless host; two-link
         // topologies wireless host ~~ BS -- BS ~~ wireless host.
@@ -329,7 +339,10 @@ impl Simulation {
                     wireless,
                     counters: LinkCounters::default(),
                     mtu: wireless.then_some(spec.frame_payload),
+                    direct: false,
                 });
+                let f = sim.ifaces.last_mut().expect("just pushed");
+                f.direct = f.direct_paths_apply();
             }
             let _ = ia;
         }
@@ -575,11 +588,15 @@ impl Simulation {
 
     /// Write an ns-2-like per-event trace: `<ev> <time> <from> <to> <kind> <bytes> <id>`
     /// with ev `+` enqueue, `-` transmit, `r` receive, `d` queue drop, `e` error loss.
-    /// Turn the direct paths off (`false`) or on (the default). They change no result: the
-    /// simulator's tests run both ways and compare traces and results.
+    /// Turn the direct paths (`route`, `kick`, `arrive`: an interface's queue and polling
+    /// skipped where they provably have nothing to do) off (`false`) or on (the default, where
+    /// they apply: `Iface::direct`). They change no result: the simulator's tests run both ways
+    /// and compare traces and results.
     #[doc(hidden)]
     pub fn set_shortcuts(&mut self, on: bool) {
-        self.shortcuts = on;
+        for f in &mut self.ifaces {
+            f.direct = on && f.direct_paths_apply();
+        }
     }
 
     pub fn set_trace(&mut self, w: Box<dyn Write + Send>) {
@@ -763,7 +780,7 @@ impl Simulation {
         // (take this packet, transmit it or its frame, and, since nothing is left waiting, ask
         // for no wake-up and no transmit-complete event), without the round trip through the
         // queue.
-        if self.shortcuts && f.ipq.is_empty() && f.busy_until <= self.now {
+        if f.direct && f.ipq.is_empty() && f.busy_until <= self.now {
             let direct = match &f.kind {
                 IfaceKind::Plain => true,
                 IfaceKind::Msll(ep) => ep.next_accept() <= self.now && ep.is_idle_default(),
@@ -771,12 +788,13 @@ impl Simulation {
             if direct {
                 self.trace('+', iface, "ip", len, || id.unwrap_or(0));
                 let out = match &mut self.ifaces[iface].kind {
-                    IfaceKind::Plain => Some(Payload::Packet(pkt)),
-                    IfaceKind::Msll(ep) => ep.send_now(self.now, pkt).map(Payload::Frame),
+                    IfaceKind::Plain => Payload::Packet(pkt),
+                    IfaceKind::Msll(ep) => match ep.send_now(self.now, pkt) {
+                        Ok(fr) => Payload::Frame(fr),
+                        Err(_) => unreachable!("is_idle_default checked above"),
+                    },
                 };
-                if let Some(out) = out {
-                    self.transmit(iface, out);
-                }
+                self.transmit(iface, out);
                 return;
             }
         }
@@ -799,9 +817,8 @@ impl Simulation {
                 }
             }
             IfaceKind::Msll(ep) => {
-                if self.shortcuts
+                if f.direct
                     && f.busy_until <= now
-                    && f.ipsched.is_none()
                     && ep.pacing().is_some()
                     && ep.next_accept() <= now
                     && ep.is_idle_default()
@@ -810,7 +827,10 @@ impl Simulation {
                     // accept one packet (pacing then holds the next back) and `poll_transmit`
                     // return its frame. `send_now` does both in one step.
                     if let Some(p) = f.ipq.pop_front() {
-                        start = ep.send_now(now, p).map(Payload::Frame);
+                        match ep.send_now(now, p) {
+                            Ok(fr) => start = Some(Payload::Frame(fr)),
+                            Err(_) => unreachable!("is_idle_default checked above"),
+                        }
                         debug_assert!(ep.next_accept() > now, "pacing holds the next packet");
                     }
                 }
@@ -918,17 +938,17 @@ impl Simulation {
                 self.trace('r', from, "frame", len, || fr.first_byte() as u32);
                 let f = &mut self.ifaces[i];
                 if let IfaceKind::Msll(ep) = &mut f.kind {
-                    if self.shortcuts
-                        && f.ipq.is_empty()
-                        && f.ipsched.is_none()
-                        && ep.is_idle_default()
-                    {
+                    if f.direct && f.ipq.is_empty() && ep.is_idle_default() {
                         // An idle Default endpoint with nothing queued: of what `kick` does after
                         // the frame, only routing its packet remains (Default sends nothing back
                         // and sets no timer).
-                        if let Some(p) = ep.receive_now(self.now, fr) {
-                            let node = f.node;
-                            self.route(node, p);
+                        match ep.receive_now(fr) {
+                            Ok(Some(p)) => {
+                                let node = f.node;
+                                self.route(node, p);
+                            }
+                            Ok(None) => {}
+                            Err(_) => unreachable!("is_idle_default checked above"),
                         }
                         return;
                     }
