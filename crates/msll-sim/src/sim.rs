@@ -586,8 +586,6 @@ impl Simulation {
         }
     }
 
-    /// Write an ns-2-like per-event trace: `<ev> <time> <from> <to> <kind> <bytes> <id>`
-    /// with ev `+` enqueue, `-` transmit, `r` receive, `d` queue drop, `e` error loss.
     /// Turn the direct paths (`route`, `kick`, `arrive`: an interface's queue and polling
     /// skipped where they provably have nothing to do) off (`false`) or on (the default, where
     /// they apply: `Iface::direct`). They change no result: the simulator's tests run both ways
@@ -599,6 +597,8 @@ impl Simulation {
         }
     }
 
+    /// Write an ns-2-like per-event trace: `<ev> <time> <from> <to> <kind> <bytes> <id>`
+    /// with ev `+` enqueue, `-` transmit, `r` receive, `d` queue drop, `e` error loss.
     pub fn set_trace(&mut self, w: Box<dyn Write + Send>) {
         self.trace = Some(w);
     }
