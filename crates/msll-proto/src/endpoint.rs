@@ -758,6 +758,37 @@ mod tests {
         assert_eq!(b.poll_transmit(Instant::ZERO).unwrap().service(), 1);
     }
 
+    /// An endpoint over `svcs` as the property tests build it: SCFQ at equal rates, queues
+    /// bounded by `limit`, IP paced at `pacing`, one classifier output per service.
+    fn test_endpoint(
+        svcs: Vec<Box<dyn Service>>,
+        limit: Option<usize>,
+        pacing: Option<DataRate>,
+    ) -> Endpoint {
+        use crate::scheduler::{Discipline, Scheduler};
+        let n = svcs.len();
+        let scheduler = Scheduler::new(Discipline::Scfq, &vec![1.0; n], limit);
+        let classifier = if n == 1 {
+            Classifier::single(0)
+        } else {
+            Classifier::new(Default::default(), n)
+        };
+        Endpoint::with_parts(svcs, classifier, scheduler, pacing)
+    }
+
+    /// `bytes` as a frame off the link naming service `sid` (any length, even empty).
+    fn frame_off_wire(mut bytes: Vec<u8>, sid: u8) -> Option<Frame> {
+        if let Some(x) = bytes.first_mut() {
+            *x = (*x & 0x0f) | (sid << 4);
+        }
+        Frame::from_wire(Buf::from(bytes))
+    }
+
+    /// A frame as the tests compare it: service number and bytes.
+    fn seen(f: Option<Frame>) -> Option<(u8, Vec<u8>)> {
+        f.map(|f| (f.service(), f.to_vec()))
+    }
+
     /// Default behind the trait: `as_raw` is `None`, so the endpoint takes its dynamic path.
     struct DynRaw(Raw);
 
@@ -795,7 +826,6 @@ mod tests {
             services in 1usize..=3,
             limit in proptest::option::of(1usize..3),
         ) {
-            use crate::scheduler::{Discipline, Scheduler};
             use crate::service::sr::{NakPolicy, RetransmitTimer, Sr, SrConfig};
             let rate = DataRate::from_bps(2_000_000).unwrap();
             let build = |dynamic: bool| {
@@ -816,14 +846,7 @@ mod tests {
                     2 => vec![raw(), raw()],
                     _ => vec![raw(), sr()],
                 };
-                let n = svcs.len();
-                let scheduler = Scheduler::new(Discipline::Scfq, &vec![1.0; n], limit);
-                let classifier = if n == 1 {
-                    Classifier::single(0)
-                } else {
-                    Classifier::new(Default::default(), n)
-                };
-                Endpoint::with_parts(svcs, classifier, scheduler, Some(rate))
+                test_endpoint(svcs, limit, Some(rate))
             };
             let (mut a, mut b) = (build(false), build(true));
             for (i, &(op, len, sid)) in ops.iter().enumerate() {
@@ -838,22 +861,12 @@ mod tests {
                     2 => {
                         // A frame off the link: service number `sid` (2 names no service of a
                         // two-service endpoint, 1 none of a single one), any length, even empty.
-                        let mut w = bytes;
-                        if let Some(x) = w.first_mut() {
-                            *x = (*x & 0x0f) | (sid << 4);
-                        }
-                        if let Some(f) = Frame::from_wire(Buf::from(w)) {
+                        if let Some(f) = frame_off_wire(bytes, sid) {
                             a.handle_frame(now, f.clone());
                             b.handle_frame(now, f);
                         }
                     }
-                    3 => {
-                        let (fa, fb) = (a.poll_transmit(now), b.poll_transmit(now));
-                        proptest::prop_assert_eq!(
-                            fa.map(|f| (f.service(), f.to_vec())),
-                            fb.map(|f| (f.service(), f.to_vec()))
-                        );
-                    }
+                    3 => proptest::prop_assert_eq!(seen(a.poll_transmit(now)), seen(b.poll_transmit(now))),
                     _ => {
                         a.handle_timeout(now);
                         b.handle_timeout(now);
@@ -864,8 +877,7 @@ mod tests {
                 proptest::prop_assert_eq!(a.next_accept(), b.next_accept());
             }
             while let Some(fa) = a.poll_transmit(Instant::ZERO) {
-                let fb = b.poll_transmit(Instant::ZERO);
-                proptest::prop_assert_eq!(Some((fa.service(), fa.to_vec())), fb.map(|f| (f.service(), f.to_vec())));
+                proptest::prop_assert_eq!(seen(Some(fa)), seen(b.poll_transmit(Instant::ZERO)));
             }
             proptest::prop_assert!(b.poll_transmit(Instant::ZERO).is_none());
             proptest::prop_assert_eq!(a.stats(), b.stats());
@@ -896,19 +908,11 @@ mod tests {
             limit in proptest::option::of(1usize..3),
             paced in proptest::bool::ANY,
         ) {
-            use crate::scheduler::{Discipline, Scheduler};
             let rate = DataRate::from_bps(2_000_000).unwrap();
             let build = || {
                 let svcs: Vec<Box<dyn Service>> =
                     (0..services).map(|_| Box::new(Raw::new()) as Box<dyn Service>).collect();
-                let n = svcs.len();
-                let scheduler = Scheduler::new(Discipline::Scfq, &vec![1.0; n], limit);
-                let classifier = if n == 1 {
-                    Classifier::single(0)
-                } else {
-                    Classifier::new(Default::default(), n)
-                };
-                Endpoint::with_parts(svcs, classifier, scheduler, paced.then_some(rate))
+                test_endpoint(svcs, limit, paced.then_some(rate))
             };
             let (mut a, mut b) = (build(), build());
             for (i, &(op, len, sid)) in ops.iter().enumerate() {
@@ -926,11 +930,7 @@ mod tests {
                             }
                         };
                         b.handle_packet(now, p);
-                        let fb = b.poll_transmit(now);
-                        proptest::prop_assert_eq!(
-                            fa.map(|f| (f.service(), f.to_vec())),
-                            fb.map(|f| (f.service(), f.to_vec()))
-                        );
+                        proptest::prop_assert_eq!(seen(fa), seen(b.poll_transmit(now)));
                     }
                     1 => {
                         // A packet left waiting: the endpoint is no longer idle.
@@ -938,20 +938,10 @@ mod tests {
                         a.handle_packet(now, p.clone());
                         b.handle_packet(now, p);
                     }
-                    2 => {
-                        let (fa, fb) = (a.poll_transmit(now), b.poll_transmit(now));
-                        proptest::prop_assert_eq!(
-                            fa.map(|f| (f.service(), f.to_vec())),
-                            fb.map(|f| (f.service(), f.to_vec()))
-                        );
-                    }
+                    2 => proptest::prop_assert_eq!(seen(a.poll_transmit(now)), seen(b.poll_transmit(now))),
                     _ => {
                         // A frame off the link: any service number, any length, even empty.
-                        let mut w = bytes;
-                        if let Some(x) = w.first_mut() {
-                            *x = (*x & 0x0f) | (sid << 4);
-                        }
-                        if let Some(f) = Frame::from_wire(Buf::from(w)) {
+                        if let Some(f) = frame_off_wire(bytes, sid) {
                             let pa = match a.receive_now(f.clone()) {
                                 Ok(p) => p,
                                 Err(back) => {
