@@ -400,7 +400,7 @@ impl Scheduler {
 
     /// `enqueue` of a `len`-byte frame of `service` at `now` followed at once by the `dequeue`
     /// that returns it, without the frame: the same state and statistics as the two calls
-    /// (`pass_through_equals_enqueue_then_dequeue` below). Only on an idle scheduler and an
+    /// (op 8 of `matches_the_reference_transcription` in the tests). Only on an idle scheduler and an
     /// existing service; otherwise it changes nothing and returns false, and the caller makes
     /// the two calls.
     #[inline]

@@ -127,9 +127,14 @@ struct Iface {
     /// Largest packet sent whole (the wireless frame payload); larger ones are fragmented.
     mtu: Option<usize>,
     /// The direct paths (`route`, `kick`, `arrive`) may apply: a wired link, or one Default
-    /// service with a shared IP queue. Fixed when built, so an interface they never apply to
-    /// (any other scheme, several services) pays one test per call for them.
+    /// service with a shared IP queue (and `Simulation::set_shortcuts` has not turned them off).
+    /// Set when the interface is built, so one they never apply to (any other scheme, several
+    /// services) pays one test per call for them.
     direct: bool,
+    /// The endpoint paces IP, and holds it back after any packet: the pacing time of the
+    /// smallest packet that reaches an interface (an IPv4 header, `route`) is not zero. `kick`'s
+    /// direct path sends one queued packet and relies on the next one waiting.
+    paced: bool,
 }
 
 impl Iface {
@@ -158,6 +163,9 @@ struct WwwAgent {
     server: NodeId,
 }
 
+/// The smallest packet `route` forwards: an IPv4 header.
+const MIN_IP_PACKET: usize = 20;
+
 /// Port range of each WWW app (2 * 4 fixed ports, or rotating ports per transfer).
 const WWW_PORT_BASE: u16 = 16384;
 const WWW_PORT_SPAN: u16 = 8192;
@@ -178,6 +186,10 @@ pub struct EngineCounters {
     pub hops: u64,
     /// Packets fragmented because they exceed a wireless frame payload.
     pub fragmented: u64,
+    /// Packets and frames that took one of the endpoint's direct paths (`send_now`,
+    /// `receive_now`; `Simulation::set_shortcuts`): a work counter, which the tests use to check
+    /// that the paths they compare are taken, and only where they apply.
+    pub direct: u64,
 }
 
 pub struct Simulation {
@@ -340,9 +352,15 @@ impl Simulation {
                     counters: LinkCounters::default(),
                     mtu: wireless.then_some(spec.frame_payload),
                     direct: false,
+                    paced: false,
                 });
                 let f = sim.ifaces.last_mut().expect("just pushed");
                 f.direct = f.direct_paths_apply();
+                if let IfaceKind::Msll(ep) = &f.kind {
+                    f.paced = ep
+                        .pacing()
+                        .is_some_and(|r| r.tx_time(MIN_IP_PACKET) > Duration::ZERO);
+                }
             }
             let _ = ia;
         }
@@ -704,7 +722,7 @@ impl Simulation {
 
     fn route(&mut self, node: NodeId, pkt: Packet) {
         let b = pkt.as_slice();
-        if b.len() < 20 {
+        if b.len() < MIN_IP_PACKET {
             return;
         }
         let dst = [b[16], b[17], b[18], b[19]];
@@ -790,7 +808,10 @@ impl Simulation {
                 let out = match &mut self.ifaces[iface].kind {
                     IfaceKind::Plain => Payload::Packet(pkt),
                     IfaceKind::Msll(ep) => match ep.send_now(self.now, pkt) {
-                        Ok(fr) => Payload::Frame(fr),
+                        Ok(fr) => {
+                            self.counters.direct += 1;
+                            Payload::Frame(fr)
+                        }
                         Err(_) => unreachable!("is_idle_default checked above"),
                     },
                 };
@@ -818,8 +839,8 @@ impl Simulation {
             }
             IfaceKind::Msll(ep) => {
                 if f.direct
+                    && f.paced
                     && f.busy_until <= now
-                    && ep.pacing().is_some()
                     && ep.next_accept() <= now
                     && ep.is_idle_default()
                 {
@@ -827,6 +848,7 @@ impl Simulation {
                     // accept one packet (pacing then holds the next back) and `poll_transmit`
                     // return its frame. `send_now` does both in one step.
                     if let Some(p) = f.ipq.pop_front() {
+                        self.counters.direct += 1;
                         match ep.send_now(now, p) {
                             Ok(fr) => start = Some(Payload::Frame(fr)),
                             Err(_) => unreachable!("is_idle_default checked above"),
@@ -939,6 +961,7 @@ impl Simulation {
                 let f = &mut self.ifaces[i];
                 if let IfaceKind::Msll(ep) = &mut f.kind {
                     if f.direct && f.ipq.is_empty() && ep.is_idle_default() {
+                        self.counters.direct += 1;
                         // An idle Default endpoint with nothing queued: of what `kick` does after
                         // the frame, only routing its packet remains (Default sends nothing back
                         // and sets no timer).

@@ -2,9 +2,11 @@
 //! packet routed without polling its interface) are shortcuts of the general interface path, not
 //! a second model: with them on and off, every run gives the same per-hop trace, byte for byte,
 //! and the same results. The scenarios cover each condition a shortcut checks: wired and wireless
-//! links, Default with and without IP pacing, short IP queues, two wireless links, schemes that
-//! are not Default (SR/M2 beside conferencing), two Default services (one is not idle Default),
-//! per-service IP queues, and WWW's many short connections.
+//! links, Default with and without IP pacing, short IP queues (drops), Default as a one-service
+//! MSLL (its scheduler statistics are results), two wireless links, schemes that are not Default
+//! (SR/M2 beside conferencing), two Default services, per-service IP queues, and WWW's many short
+//! connections. The test also checks that the endpoints' direct paths are taken where they
+//! apply, and only there.
 
 use std::io::Write;
 use std::sync::{Arc, Mutex};
@@ -28,15 +30,17 @@ impl Write for Shared {
     }
 }
 
-fn traced(cfg: &SimConfig, shortcuts: bool) -> (RunResult, Vec<u8>) {
+/// A run's results, trace, and how many packets and frames took the endpoints' direct paths.
+fn traced(cfg: &SimConfig, shortcuts: bool) -> (RunResult, Vec<u8>, u64) {
     let mut sim = Simulation::new(cfg, std::path::Path::new(".")).unwrap();
     sim.set_shortcuts(shortcuts);
     let buf = Shared::default();
     sim.set_trace(Box::new(buf.clone()));
     let r = sim.run();
+    let direct = sim.engine_counters().direct;
     drop(sim);
     let t = std::mem::take(&mut *buf.0.lock().unwrap());
-    (r, t)
+    (r, t, direct)
 }
 
 fn ftp(link: &str, bytes: u64) -> AppSpec {
@@ -79,18 +83,12 @@ fn cfg(link: &str, topo: Topology, level: u8, apps: Vec<AppSpec>, duration_s: f6
     }
 }
 
-fn scenarios() -> Vec<(&'static str, SimConfig)> {
+/// (name, configuration, whether the endpoints' direct paths apply: one Default service with a
+/// shared IP queue).
+fn scenarios() -> Vec<(&'static str, SimConfig, bool)> {
+    let wlan_ftp = |bytes| cfg("wlan", Topology::Lan1, 3, vec![ftp("wlan", bytes)], 500.0);
     let mut v = vec![
-        (
-            "wlan LAN1 Default FTP",
-            cfg(
-                "wlan",
-                Topology::Lan1,
-                3,
-                vec![ftp("wlan", 2_000_000)],
-                500.0,
-            ),
-        ),
+        ("wlan LAN1 Default FTP", wlan_ftp(2_000_000), true),
         (
             "hscsd WAN2 Default FTP (two wireless links)",
             cfg(
@@ -100,22 +98,30 @@ fn scenarios() -> Vec<(&'static str, SimConfig)> {
                 vec![ftp("hscsd", 200_000)],
                 500.0,
             ),
+            true,
         ),
         (
             "wlan LAN1 Default WWW",
             cfg("wlan", Topology::Lan1, 3, vec![www("wlan")], 60.0),
+            true,
         ),
     ];
-    let mut c = cfg(
-        "wlan",
-        Topology::Lan1,
-        3,
-        vec![ftp("wlan", 1_000_000)],
-        500.0,
-    );
-    c.pacing = false;
+    let mut c = wlan_ftp(1_000_000);
     c.queue_limit = 3;
-    v.push(("wlan LAN1 Default FTP, no pacing, 3-packet IP queues", c));
+    // Pacing holds packets in the IP queue: a 3-packet queue drops.
+    v.push(("wlan LAN1 Default FTP, 3-packet IP queues", c.clone(), true));
+    c.pacing = false;
+    v.push((
+        "wlan LAN1 Default FTP, no pacing, 3-packet IP queues",
+        c,
+        true,
+    ));
+    // Default as a one-service MSLL: its endpoint's scheduler statistics are results.
+    let mut c = wlan_ftp(1_000_000);
+    c.msll = Some(MsllConfig::from_names(&["default"], &[1.0]).unwrap());
+    v.push(("wlan LAN1 Default as a one-service MSLL", c.clone(), true));
+    c.ip_queues = IpQueues::PerService;
+    v.push(("wlan LAN1 one-service MSLL, per-service IP queue", c, false));
     let mut c = cfg(
         "cellular",
         Topology::Wan1,
@@ -124,7 +130,7 @@ fn scenarios() -> Vec<(&'static str, SimConfig)> {
         100.0,
     );
     c.scheme = SchemeConfig::from_name("sr-m2").unwrap();
-    v.push(("cellular WAN1 SR/M2, FTP + conferencing", c));
+    v.push(("cellular WAN1 SR/M2, FTP + conferencing", c, false));
     let mut c = cfg(
         "wlan",
         Topology::Lan1,
@@ -133,17 +139,27 @@ fn scenarios() -> Vec<(&'static str, SimConfig)> {
         100.0,
     );
     c.msll = Some(MsllConfig::from_names(&["default", "default"], &[1.0, 1.0]).unwrap());
-    v.push(("wlan LAN1 two Default services", c.clone()));
+    v.push(("wlan LAN1 two Default services", c.clone(), false));
     c.ip_queues = IpQueues::PerService;
-    v.push(("wlan LAN1 two Default services, per-service IP queues", c));
+    v.push((
+        "wlan LAN1 two Default services, per-service IP queues",
+        c,
+        false,
+    ));
     v
 }
 
 #[test]
 fn shortcuts_change_no_trace_line_and_no_result() {
-    for (name, c) in scenarios() {
-        let (r_on, t_on) = traced(&c, true);
-        let (r_off, t_off) = traced(&c, false);
+    for (name, c, applies) in scenarios() {
+        let (r_on, t_on, direct_on) = traced(&c, true);
+        let (r_off, t_off, direct_off) = traced(&c, false);
+        assert_eq!(direct_off, 0, "{name}: a direct path taken with them off");
+        assert_eq!(
+            direct_on > 0,
+            applies,
+            "{name}: {direct_on} packets and frames took a direct path"
+        );
         assert!(
             t_on.len() > 10_000,
             "{name}: a trace of {} bytes is too short to compare",

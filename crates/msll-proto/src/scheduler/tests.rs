@@ -438,7 +438,7 @@ proptest! {
                     }
                 }
                 _ => {
-                    // op 7: a rate the scheduler must replace (zero, negative, NaN, infinite) by
+                    // op 6: a valid new rate; op 7: a rate the scheduler must replace (zero, negative, NaN, infinite) by
                     // the smallest rate it has, at most 1.
                     let rate = if op == 6 {
                         0.25 * (len % 16 + 1) as f64
