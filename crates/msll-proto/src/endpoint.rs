@@ -335,18 +335,8 @@ impl Endpoint {
     /// headers a second time. A service number out of range is taken modulo the service count.
     pub fn handle_classified(&mut self, now: Instant, sid: u8, packet: Packet) {
         let sid = sid % self.services.len() as u8;
-        let len = packet.len();
-        if let Some(rates) = self.classifier.count(now, sid, len) {
-            self.set_rates(&rates);
-        }
+        self.accept(now, sid, packet.len());
         let slot = &mut self.services[sid as usize];
-        slot.counters.packets_in += 1;
-        slot.counters.bytes_in += len as u64;
-        if let Some(rate) = self.pacing {
-            // seed 004 sec. 6.2.1: block IP for "(packet size + fixed link-layer overhead) /
-            // link speed", the time a single-service link layer would take.
-            self.next_accept = now + self.tx_times.get(rate, len + slot.header_overhead);
-        }
         match &mut slot.service {
             // Default has no timers: its cached deadline (`Slot::deadline`, "none") never goes
             // stale, and `handle_transmitted` (a no-op for it) is skipped. A Default that grew a
@@ -361,6 +351,34 @@ impl Endpoint {
                 self.drain_scratch(now, sid);
             }
         }
+    }
+
+    /// IP hands service `sid` (which exists) a packet of `len` bytes: the classifier counts it
+    /// (and may set new rates), the service counts it, and pacing blocks IP for its time.
+    #[inline(always)]
+    fn accept(&mut self, now: Instant, sid: u8, len: usize) {
+        if let Some(rates) = self.classifier.count(now, sid, len) {
+            self.set_rates(&rates);
+        }
+        let slot = &mut self.services[sid as usize];
+        slot.counters.packets_in += 1;
+        slot.counters.bytes_in += len as u64;
+        if let Some(rate) = self.pacing {
+            // seed 004 sec. 6.2.1: block IP for "(packet size + fixed link-layer overhead) /
+            // link speed", the time a single-service link layer would take.
+            self.next_accept = now + self.tx_times.get(rate, len + slot.header_overhead);
+        }
+    }
+
+    /// A frame of `len` bytes of service `sid` goes on the link: the endpoint and the service
+    /// count it.
+    #[inline(always)]
+    fn count_transmitted(&mut self, sid: usize, len: usize) {
+        self.stats.frames_transmitted += 1;
+        self.stats.bytes_transmitted += len as u64;
+        let c = &mut self.services[sid].counters;
+        c.frames_out += 1;
+        c.bytes_out += len as u64;
     }
 
     /// Whether this endpoint is one Default service with no frame waiting for the link and no
@@ -401,17 +419,8 @@ impl Endpoint {
         }
         // What `handle_classified` does, for one service: the classifier's answer, taken modulo
         // the service count, is 0.
-        let len = packet.len();
-        if let Some(rates) = self.classifier.count(now, 0, len) {
-            self.set_rates(&rates);
-        }
-        let slot = &mut self.services[0];
-        slot.counters.packets_in += 1;
-        slot.counters.bytes_in += len as u64;
-        if let Some(rate) = self.pacing {
-            self.next_accept = now + self.tx_times.get(rate, len + slot.header_overhead);
-        }
-        let SlotService::Raw(r) = &mut slot.service else {
+        self.accept(now, 0, packet.len());
+        let SlotService::Raw(r) = &mut self.services[0].service else {
             unreachable!("is_idle_default checked the service")
         };
         let mut f = r.encapsulate(packet);
@@ -422,10 +431,7 @@ impl Endpoint {
             passed,
             "an idle scheduler takes a frame of an existing service"
         );
-        self.stats.frames_transmitted += 1;
-        self.stats.bytes_transmitted += flen as u64;
-        slot.counters.frames_out += 1;
-        slot.counters.bytes_out += flen as u64;
+        self.count_transmitted(0, flen);
         Ok(f)
     }
 
@@ -493,11 +499,8 @@ impl Endpoint {
     /// non-preemptive: the link's transmit-complete decides when the next frame is chosen).
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Frame> {
         let (sid, f) = self.scheduler.dequeue(now)?;
-        self.stats.frames_transmitted += 1;
-        self.stats.bytes_transmitted += f.len() as u64;
+        self.count_transmitted(sid, f.len());
         let slot = &mut self.services[sid];
-        slot.counters.frames_out += 1;
-        slot.counters.bytes_out += f.len() as u64;
         // The transmit "interrupt": timers that run from transmission start (see
         // `Service::handle_transmitted`) start now, not while the frame waited in its queue.
         if let SlotService::Dyn(d) = &mut slot.service {

@@ -399,8 +399,8 @@ impl Scheduler {
     }
 
     /// `enqueue` of a `len`-byte frame of `service` at `now` followed at once by the `dequeue`
-    /// that returns it, without the frame: the same state and statistics as the two calls
-    /// (op 8 of `matches_the_reference_transcription` in the tests). Only on an idle scheduler and an
+    /// that returns it, without the frame: the same state and statistics as the two calls (op 8
+    /// of `matches_the_reference_transcription` in the tests). Only on an idle scheduler and an
     /// existing service; otherwise it changes nothing and returns false, and the caller makes
     /// the two calls.
     #[inline]
