@@ -43,13 +43,6 @@ impl Buf {
         Buf(Some(rc))
     }
 
-    /// The bytes, writable, if no other handle shares the allocation: a spent packet's buffer
-    /// can then be rewritten for the next packet of the same length instead of freed.
-    #[inline]
-    pub fn get_mut(&mut self) -> Option<&mut [u8]> {
-        self.0.as_mut().and_then(Rc::get_mut)
-    }
-
     /// A copy of `b`.
     #[inline]
     pub fn copy_from_slice(b: &[u8]) -> Self {
@@ -174,18 +167,6 @@ mod tests {
         assert_eq!(Rc::strong_count(b.0.as_ref().unwrap()), 3);
         drop((c, d));
         assert_eq!(Rc::strong_count(b.0.as_ref().unwrap()), 1);
-    }
-
-    #[test]
-    fn get_mut_only_for_an_unshared_buffer() {
-        let mut b = Buf::copy_from_slice(b"abc");
-        b.get_mut().expect("unshared")[0] = b'x';
-        assert_eq!(&b[..], b"xbc");
-        let c = b.clone();
-        assert!(b.get_mut().is_none(), "shared with c");
-        drop(c);
-        assert!(b.get_mut().is_some());
-        assert!(Buf::new().get_mut().is_none(), "no allocation");
     }
 
     #[test]

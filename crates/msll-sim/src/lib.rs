@@ -20,7 +20,6 @@ pub mod metrics;
 pub mod presets;
 pub mod rng;
 pub mod sim;
-mod spare;
 pub mod tcp;
 
 pub use config::{AppSpec, IpQueues, SimConfig, TrafficStreams};

@@ -190,9 +190,6 @@ pub struct EngineCounters {
     /// `receive_now`; `Simulation::set_shortcuts`): a work counter, which the tests use to check
     /// that the paths they compare are taken, and only where they apply.
     pub direct: u64,
-    /// Packet buffers handed back for reuse (`crate::spare`, `Simulation::set_recycling`); also a
-    /// test aid, not a result.
-    pub recycled: u64,
 }
 
 pub struct Simulation {
@@ -219,11 +216,6 @@ pub struct Simulation {
     /// (node, first port, span, agent): TCP port ranges owned by WWW apps.
     port_ranges: Vec<(NodeId, u16, u16, AgentId)>,
     spare_www: Vec<Vec<(Side, Packet)>>,
-    /// Hand the packets agents have consumed to `crate::spare` for reuse. Only where no link
-    /// layer keeps copies for retransmission (every interface wired or one Default service): with
-    /// ARQ the receiver's packet is still shared by the sender's buffer, the pool would never
-    /// get it, and trying cost ARQ runs ~1 % (session 13).
-    recycle: bool,
 }
 
 fn link_info(l: &LinkSpec) -> Result<(DataRate, Duration), SpecError> {
@@ -262,7 +254,6 @@ impl Simulation {
             transfers_done_at: None,
             port_ranges: Vec::new(),
             spare_www: Vec::new(),
-            recycle: false,
         };
         // seed004-ch1-3 §3: one-link topologies are wired host -- BS ~~ wireless host; two-link
         // topologies wireless host ~~ BS -- BS ~~ wireless host.
@@ -374,7 +365,6 @@ impl Simulation {
             let _ = ia;
         }
         sim.compute_routes();
-        sim.recycle = sim.ifaces.iter().all(Iface::direct_paths_apply);
         let src = 0;
         let dst = sim.nodes.len() - 1;
         let stop = Instant::from_secs_f64(cfg.duration_s);
@@ -623,13 +613,6 @@ impl Simulation {
         for f in &mut self.ifaces {
             f.direct = on && f.direct_paths_apply();
         }
-    }
-
-    /// Turn the reuse of consumed packets' buffers (`crate::spare`) off (`false`) or back on where
-    /// it applies. It changes no result; the simulator's tests run both ways and compare.
-    #[doc(hidden)]
-    pub fn set_recycling(&mut self, on: bool) {
-        self.recycle = on && self.ifaces.iter().all(Iface::direct_paths_apply);
     }
 
     /// Write an ns-2-like per-event trace: `<ev> <time> <from> <to> <kind> <bytes> <id>`
@@ -1037,10 +1020,6 @@ impl Simulation {
             // WWW packets are dispatched by port range (`www_packet`).
             Agent::Www(_) => {}
         }
-        // The agent only read the packet: its buffer can carry the next one (`crate::spare`).
-        if self.recycle {
-            self.counters.recycled += crate::spare::recycle(pkt) as u64;
-        }
         if let Some(d) = sent {
             self.route_batch(self.agents[a].node, d);
         }
@@ -1058,9 +1037,6 @@ impl Simulation {
                 Side::Server
             };
             w.app.handle_packet(now, side, &pkt, &mut out);
-        }
-        if self.recycle {
-            self.counters.recycled += crate::spare::recycle(pkt) as u64;
         }
         self.www_flush(a, out);
     }

@@ -13,7 +13,6 @@ use std::sync::{Arc, Mutex};
 
 use msll_proto::{MsllConfig, SchemeConfig};
 use msll_sim::presets::{self, Topology};
-use msll_sim::sim::EngineCounters;
 use msll_sim::tcp::TcpConfig;
 use msll_sim::{AppSpec, IpQueues, RunResult, SimConfig, Simulation};
 
@@ -33,45 +32,15 @@ impl Write for Shared {
 
 /// A run's results, trace, and how many packets and frames took the endpoints' direct paths.
 fn traced(cfg: &SimConfig, shortcuts: bool) -> (RunResult, Vec<u8>, u64) {
-    let (r, t, c) = run(cfg, shortcuts, true);
-    (r, t, c.direct)
-}
-
-/// A run's results, trace and work counters, with the direct paths and the reuse of packet
-/// buffers on or off.
-fn run(cfg: &SimConfig, shortcuts: bool, recycling: bool) -> (RunResult, Vec<u8>, EngineCounters) {
     let mut sim = Simulation::new(cfg, std::path::Path::new(".")).unwrap();
     sim.set_shortcuts(shortcuts);
-    sim.set_recycling(recycling);
     let buf = Shared::default();
     sim.set_trace(Box::new(buf.clone()));
     let r = sim.run();
-    let counters = sim.engine_counters();
+    let direct = sim.engine_counters().direct;
     drop(sim);
     let t = std::mem::take(&mut *buf.0.lock().unwrap());
-    (r, t, counters)
-}
-
-/// Panics with the first differing line if the traces differ.
-fn same_trace(name: &str, what: &str, t_on: &[u8], t_off: &[u8]) {
-    assert!(
-        t_on.len() > 10_000,
-        "{name}: a trace of {} bytes is too short to compare",
-        t_on.len()
-    );
-    if t_on != t_off {
-        let (a, b) = (
-            String::from_utf8_lossy(t_on),
-            String::from_utf8_lossy(t_off),
-        );
-        let (n, (x, y)) = a
-            .lines()
-            .zip(b.lines())
-            .enumerate()
-            .find(|(_, (x, y))| x != y)
-            .unwrap_or((0, ("(one trace is a prefix of the other)", "")));
-        panic!("{name}: traces differ at line {n}:\n  with {what}:    {x}\n  without {what}: {y}");
-    }
+    (r, t, direct)
 }
 
 fn ftp(link: &str, bytes: u64) -> AppSpec {
@@ -191,37 +160,24 @@ fn shortcuts_change_no_trace_line_and_no_result() {
             applies,
             "{name}: {direct_on} packets and frames took a direct path"
         );
-        same_trace(name, "shortcuts", &t_on, &t_off);
-        assert_eq!(r_on, r_off, "{name}: results differ");
-    }
-}
-
-/// Reusing consumed packets' buffers (`Simulation::set_recycling`) changes no trace line and no
-/// result, and happens exactly where no link layer keeps copies of packets: the scenarios where
-/// the direct paths apply. Every run after the first starts with whatever the previous ones left
-/// in this thread's pool.
-#[test]
-fn recycled_buffers_change_no_trace_line_and_no_result() {
-    for (name, c, applies) in scenarios() {
-        let (r_on, t_on, on) = run(&c, true, true);
-        let (r_off, t_off, off) = run(&c, true, false);
-        assert_eq!(off.recycled, 0, "{name}: buffers recycled with it off");
-        // Every data packet and ACK is consumed once, after two or three hops (LAN1, WAN2), and
-        // nothing else holds it: most come back.
-        if applies {
-            assert!(
-                on.recycled * 8 > on.hops,
-                "{name}: {} buffers recycled for {} hops",
-                on.recycled,
-                on.hops
+        assert!(
+            t_on.len() > 10_000,
+            "{name}: a trace of {} bytes is too short to compare",
+            t_on.len()
+        );
+        if t_on != t_off {
+            let (a, b) = (
+                String::from_utf8_lossy(&t_on),
+                String::from_utf8_lossy(&t_off),
             );
-        } else {
-            assert_eq!(
-                on.recycled, 0,
-                "{name}: recycled where a link layer holds copies"
-            );
+            let (n, (x, y)) = a
+                .lines()
+                .zip(b.lines())
+                .enumerate()
+                .find(|(_, (x, y))| x != y)
+                .unwrap_or((0, ("(one trace is a prefix of the other)", "")));
+            panic!("{name}: traces differ at line {n}:\n  with shortcuts:    {x}\n  without shortcuts: {y}");
         }
-        same_trace(name, "recycling", &t_on, &t_off);
         assert_eq!(r_on, r_off, "{name}: results differ");
     }
 }

@@ -436,9 +436,8 @@ pub(crate) fn build_segment(
     len: usize,
 ) -> Packet {
     debug_assert!((HEADER_BYTES..=u16::MAX as usize).contains(&len));
-    // Headers written straight into the packet's one allocation, a spent packet's if one of this
-    // length is free (`crate::spare`).
-    Packet::new(crate::spare::zeroed_with(len, |buf| {
+    // Headers written straight into the packet's one allocation (`Buf::zeroed_with`).
+    Packet::new(msll_proto::Buf::zeroed_with(len, |buf| {
         Ipv4Repr {
             src: flow.src,
             dst: flow.dst,
