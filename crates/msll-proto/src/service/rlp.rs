@@ -477,16 +477,25 @@ impl Service for Rlp {
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        self.rx
-            .iter()
-            .take(self.rx_span)
-            .filter_map(|s| match s {
-                Slot::Missing { timer, .. } => timer.deadline(),
-                _ => None,
-            })
-            .chain(self.ka_timer.deadline())
-            .chain(self.handed.deadline(|| self.nak_timeout()))
-            .min()
+        // Asked after every event of the service; the receiver window is usually complete
+        // (`rx_span` 0), so it is not even iterated then.
+        let mut t = self.ka_timer.deadline();
+        let mut keep = |d: Option<Instant>| {
+            if let Some(d) = d {
+                if t.is_none_or(|x| d < x) {
+                    t = Some(d);
+                }
+            }
+        };
+        if self.rx_span > 0 {
+            for s in self.rx.range(..self.rx_span) {
+                if let Slot::Missing { timer, .. } = s {
+                    keep(timer.deadline());
+                }
+            }
+        }
+        keep(self.handed.deadline(|| self.nak_timeout()));
+        t
     }
 
     fn set_timer_factor(&mut self, factor: f64) {

@@ -264,6 +264,12 @@ pub struct Snoop {
     /// ns-2's function-static `thresh` in `snoop_ack`: shared by every connection (here: of this
     /// Snoop instance), alternating between letting a dup ACK through and acting on it.
     thresh: u8,
+    /// The earliest armed connection timer, i.e. what `poll_timeout` answers. The endpoint asks
+    /// after every packet and frame; a scan of every remembered connection there was 3 % of a
+    /// multi-service WWW run (issue 8, session 14), so each handler updates this from the one
+    /// connection it touched, and scans only when that connection held the minimum and moved it
+    /// later, or when connections were forgotten.
+    earliest: Option<Instant>,
     stats: ServiceStats,
 }
 
@@ -277,6 +283,7 @@ impl Snoop {
             factor: 1.0,
             conns: BTreeMap::new(),
             thresh: 0,
+            earliest: None,
             stats: ServiceStats::default(),
         }
     }
@@ -297,6 +304,27 @@ impl Snoop {
         }
     }
 
+    /// The earliest deadline over all connections, by a scan (tests compare `poll_timeout` to it).
+    pub(crate) fn scan_timeout(&self) -> Option<Instant> {
+        self.conns.values().filter_map(|c| c.timer.deadline()).min()
+    }
+
+    /// Keep `earliest` right after the timer of one connection went from `old` to `new` (every
+    /// other connection's timer unchanged).
+    fn retimed(&mut self, old: Option<Instant>, new: Option<Instant>) {
+        if old == new {
+            return;
+        }
+        if old.is_some() && old == self.earliest && new.is_none_or(|n| Some(n) > old) {
+            // It held the minimum (perhaps with others) and moved it later: look again.
+            self.earliest = self.scan_timeout();
+        } else if let Some(n) = new {
+            if self.earliest.is_none_or(|e| n < e) {
+                self.earliest = Some(n);
+            }
+        }
+    }
+
     fn conn(&mut self, now: Instant, key: Key) -> &mut Conn {
         if self.conns.len() >= MAX_IDLE_CONNS && !self.conns.contains_key(&key) {
             // Forget finished connections (ns-2 keeps them forever; their state is empty) and
@@ -313,6 +341,8 @@ impl Snoop {
                     self.conns.remove(&k);
                 }
             }
+            // A forgotten connection may have held the earliest timer.
+            self.earliest = self.scan_timeout();
         }
         let c = self.conns.entry(key).or_insert_with(|| Conn::new(now));
         c.last_active = now;
@@ -336,6 +366,20 @@ impl Snoop {
     fn on_data_down(&mut self, now: Instant, key: Key, seq: u32, packet: &Buf) {
         let (cfg, factor) = (self.cfg, self.factor);
         let c = self.conn(now, key);
+        let old = c.timer.deadline();
+        Self::data_down(&cfg, factor, c, now, seq, packet);
+        let new = c.timer.deadline();
+        self.retimed(old, new);
+    }
+
+    fn data_down(
+        cfg: &SnoopConfig,
+        factor: f64,
+        c: &mut Conn,
+        now: Instant,
+        seq: u32,
+        packet: &Buf,
+    ) {
         if c.alive && seq == 0 {
             // ns-2 reuses an agent after `reset`: a new transfer starts; estimates are kept.
             c.cache.clear();
@@ -356,12 +400,12 @@ impl Snoop {
             );
             return;
         }
-        let r = Self::insert(&cfg, c, now, seq, packet);
+        let r = Self::insert(cfg, c, now, seq, packet);
         if r == Inserted::Tail {
             c.timer.cancel();
         }
         if !c.timer.is_armed() && !c.cache.is_empty() {
-            c.timer.set(now + Self::timeout(&cfg, factor, c));
+            c.timer.set(now + Self::timeout(cfg, factor, c));
         }
     }
 
@@ -439,10 +483,36 @@ impl Snoop {
 
     /// `snoop_ack`: an ACK from the wireless host. Returns whether to deliver it to IP.
     fn on_ack_up(&mut self, now: Instant, key: Key, ack: u32, out: &mut Outbox) -> Verdict {
-        let (cfg, factor) = (self.cfg, self.factor);
         let Some(c) = self.conns.get_mut(&key).filter(|c| c.alive) else {
             return Verdict::Propagate; // no data seen for this connection
         };
+        let old = c.timer.deadline();
+        let v = Self::ack_up(
+            &self.cfg,
+            self.factor,
+            &mut self.thresh,
+            &mut self.stats,
+            c,
+            now,
+            ack,
+            out,
+        );
+        let new = c.timer.deadline();
+        self.retimed(old, new);
+        v
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn ack_up(
+        cfg: &SnoopConfig,
+        factor: f64,
+        thresh: &mut u8,
+        stats: &mut ServiceStats,
+        c: &mut Conn,
+        now: Instant,
+        ack: u32,
+        out: &mut Outbox,
+    ) -> Verdict {
         c.last_active = now;
         if lt(ack, c.last_ack) {
             return Verdict::Propagate; // an old ACK, out of order
@@ -460,11 +530,11 @@ impl Snoop {
                 return Verdict::Propagate; // we do not hold the packet it asks for
             }
             if c.exp_dupacks == 0 {
-                if self.thresh == 0 {
-                    self.thresh = 1;
+                if *thresh == 0 {
+                    *thresh = 1;
                     return Verdict::Propagate; // RTX_THRESH = 1: the first one passes
                 }
-                self.thresh = 0;
+                *thresh = 0;
                 if t_sender_rxmit {
                     return Verdict::Propagate; // the TCP sender is already recovering
                 }
@@ -472,7 +542,7 @@ impl Snoop {
                 c.exp_dupacks = (c.cache.len() as i64 - c.exp_next_off as i64) - (RTX_THRESH + 1);
                 c.exp_next_off = 1;
                 if first {
-                    return Self::local_rxmit(&cfg, factor, c, now, &mut self.stats, out);
+                    return Self::local_rxmit(cfg, factor, c, now, stats, out);
                 }
                 Verdict::Propagate
             } else if c.exp_dupacks > 0 {
@@ -481,7 +551,7 @@ impl Snoop {
                 Verdict::Suppress
             } else if c.exp_dupacks == -1 {
                 if t_num_rxmit < 2 {
-                    return Self::local_rxmit(&cfg, factor, c, now, &mut self.stats, out);
+                    return Self::local_rxmit(cfg, factor, c, now, stats, out);
                 }
                 Verdict::Propagate
             } else {
@@ -499,7 +569,7 @@ impl Snoop {
             if c.cache.is_empty() {
                 c.timer.cancel();
             } else {
-                c.timer.set(now + Self::timeout(&cfg, factor, c));
+                c.timer.set(now + Self::timeout(cfg, factor, c));
             }
             if let Some(s) = sent {
                 let rtt = now.saturating_since(s).as_secs_f64();
@@ -630,10 +700,12 @@ impl Service for Snoop {
                 c.exp_next_off = 1;
             }
         }
+        self.earliest = self.scan_timeout();
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        self.conns.values().filter_map(|c| c.timer.deadline()).min()
+        debug_assert_eq!(self.earliest, self.scan_timeout());
+        self.earliest
     }
 
     fn set_timer_factor(&mut self, factor: f64) {

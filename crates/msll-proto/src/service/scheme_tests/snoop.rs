@@ -382,11 +382,17 @@ fn connection_state_stays_bounded_under_endless_new_connections() {
     for i in 0..20_000u32 {
         send(&mut s, ms(i as u64), data_on(i as u16 + 1, 0));
         assert!(s.connections() <= 4096, "{} at {i}", s.connections());
+        if i % 97 == 0 {
+            // Forgetting the oldest connection forgets the earliest timer too.
+            assert_eq!(s.poll_timeout(), s.scan_timeout(), "at {i}");
+        }
     }
     assert_eq!(s.connections(), 4096, "bounded, not emptied");
+    assert_eq!(s.poll_timeout(), s.scan_timeout());
     // Ten minutes later one new connection sweeps out every abandoned one.
     send(&mut s, ms(20_000 + 601_000), data_on(40_000, 0));
     assert_eq!(s.connections(), 1);
+    assert_eq!(s.poll_timeout(), s.scan_timeout());
 }
 
 #[test]
@@ -562,6 +568,39 @@ mod props {
             }
             prop_assert_eq!(rx.values().map(|&k| k as u64).sum::<u64>(), s.stats().retransmissions);
             prop_assert!(s.stats().acks_suppressed <= s.stats().frames_received);
+        }
+
+        /// The cached earliest timer (`poll_timeout`) equals a scan of every connection after any
+        /// interleaving of data, ACKs and expiries over several connections, with ELN and the
+        /// local-timer option either way.
+        #[test]
+        fn earliest_timer_matches_a_scan_over_connections(
+            evs in proptest::collection::vec((0u16..4, ev(), 0u64..300), 1..150),
+            buffer in 1u16..8,
+            eln in any::<bool>(),
+            local_timer in any::<bool>(),
+        ) {
+            let mut s = Snoop::new(SnoopConfig { buffer, eln, local_timer, ..SnoopConfig::default() });
+            let mut now = Instant::ZERO;
+            for (c, e, dt) in evs {
+                now += crate::time::Duration::from_millis(dt);
+                let port = 1000 + c;
+                match e {
+                    Ev::Data(n) => {
+                        send(&mut s, now, data_on(port, n));
+                    }
+                    Ev::Ack(n) => {
+                        feed(&mut s, now, ack_on(port, n));
+                    }
+                    Ev::Tick => {
+                        if let Some(t) = s.poll_timeout() {
+                            now = now.max(t);
+                            timeout(&mut s, now);
+                        }
+                    }
+                }
+                prop_assert_eq!(s.poll_timeout(), s.scan_timeout());
+            }
         }
     }
 }
