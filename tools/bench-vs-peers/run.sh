@@ -4,32 +4,32 @@
 #   (c) FTP 10 MB, HSCSD WAN2, 2% frame loss
 # Needs: cargo (msll), `ns` (apt-get install ns2), and for ns-3 `g++` + libns3-dev (apt-get install
 # libns3-dev). Peers are measurement references only, never dependencies of msll.
-# Usage: tools/bench-vs-peers/run.sh [--pgo] [runs per tool, default 3]
-#   --pgo  also time msll built with profile-guided optimisation (tools/pgo/: trained on the
-#          catalogue's --quick run, never on these cases; needs `rustup component add llvm-tools`,
-#          adds ~4 minutes of builds). Both msll builds are reported.
+# Usage: tools/bench-vs-peers/run.sh [--both] [runs per tool, default 3]
+#   msll is the release build, with profile-guided optimisation from the committed profile
+#   (tools/pgo/: trained on the catalogue's --quick run, never on these cases).
+#   --both  also time msll built without it (MSLL_PGO=0, in target/no-pgo; adds ~2 minutes of
+#           build). Both msll builds are reported. (--pgo is the same option, its name before
+#           session 14, when PGO was opt-in.)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-pgo=0
+both=0
 runs=3
 for arg in "$@"; do
     case "$arg" in
-    --pgo) pgo=1 ;;
+    --both | --pgo) both=1 ;;
     [0-9]*) runs=$arg ;;
-    *) echo "usage: $0 [--pgo] [runs]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--both] [runs]" >&2; exit 2 ;;
     esac
 done
 (cd "$root" && cargo build --release -q --bin msll)
 msll="$root/target/release/msll"
 tools="msll"
-if [ "$pgo" = 1 ]; then
-    "$root/tools/pgo/refresh.sh" >&2
-    (cd "$root" && RUSTC_WRAPPER="$root/tools/pgo/rustc-wrapper" CARGO_TARGET_DIR="$root/target/pgo-use" \
-        cargo build --release -q --bin msll)
-    tools="msll msll-pgo"
+if [ "$both" = 1 ]; then
+    (cd "$root" && MSLL_PGO=0 CARGO_TARGET_DIR="$root/target/no-pgo" cargo build --release -q --bin msll)
+    tools="msll msll-nopgo"
 fi
-msll_pgo="$root/target/pgo-use/release/msll"
+msll_nopgo="$root/target/no-pgo/release/msll"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 ns3bin=""
 # Debian's libns3-dev names its libraries libns3-<module>.so and its pkg-config files are
@@ -51,13 +51,13 @@ fi
 best() { sort -g | head -1; }
 declare -A T
 for case in a c; do
-    for tool in msll msll-pgo ns2 ns3; do : > "$tmp/$case-$tool"; done
+    for tool in msll msll-nopgo ns2 ns3; do : > "$tmp/$case-$tool"; done
     for i in $(seq 1 "$runs"); do
         t0=$EPOCHREALTIME; "$msll" bench --case "$case" > /dev/null; t1=$EPOCHREALTIME
         echo "$t1 - $t0" | bc -l >> "$tmp/$case-msll"
-        if [ "$pgo" = 1 ]; then
-            t0=$EPOCHREALTIME; "$msll_pgo" bench --case "$case" > /dev/null; t1=$EPOCHREALTIME
-            echo "$t1 - $t0" | bc -l >> "$tmp/$case-msll-pgo"
+        if [ "$both" = 1 ]; then
+            t0=$EPOCHREALTIME; "$msll_nopgo" bench --case "$case" > /dev/null; t1=$EPOCHREALTIME
+            echo "$t1 - $t0" | bc -l >> "$tmp/$case-msll-nopgo"
         fi
         if command -v ns >/dev/null; then
             sc=$([ "$case" = a ] && echo wlan || echo hscsd)
@@ -69,7 +69,7 @@ for case in a c; do
             echo "$t1 - $t0" | bc -l >> "$tmp/$case-ns3"
         fi
     done
-    for tool in msll msll-pgo ns2 ns3; do
+    for tool in msll msll-nopgo ns2 ns3; do
         T[$case-$tool]=$( [ -s "$tmp/$case-$tool" ] && best < "$tmp/$case-$tool" || echo "")
     done
 done
@@ -79,7 +79,7 @@ for case in a c; do
     for tool in $tools; do
         m=${T[$case-$tool]}
         r2=$([ -n "$n2" ] && echo "$n2 / $m" | bc -l || echo ""); r3=$([ -n "$n3" ] && echo "$n3 / $m" | bc -l || echo "")
-        build=$([ "$tool" = msll ] && echo default || echo pgo)
+        build=$([ "$tool" = msll ] && echo pgo || echo no-pgo)
         printf "%-4s %-9s %10.3f %10s %10s %10s %10s\n" "$case" "$build" "$m" "${n2:0:8}" "${n3:0:8}" "${r2:0:6}" "${r3:0:6}"
     done
 done

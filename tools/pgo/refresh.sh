@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Write target/pgo/msll.profdata, the profile that tools/pgo/rustc-wrapper feeds to rustc when you
-# build with RUSTC_WRAPPER=$PWD/tools/pgo/rustc-wrapper (opt-in; tools/pgo/README.md). Functions
-# edited since the profile was taken are compiled without profile data: rerun after changes.
+# Write tools/pgo/msll.profdata, the profile that tools/pgo/rustc-wrapper (the build's rustc
+# wrapper, .cargo/config.toml) feeds to rustc in every optimised build (tools/pgo/README.md).
+# Functions edited since the profile was taken are compiled without profile data: rerun after
+# changing hot paths, and commit the new profile with the change.
 #   1. build msll instrumented (-Cprofile-generate) in target/pgo-gen;
 #   2. run the training workload: the whole catalogue once in its --quick form (every scenario,
 #      every scheme, the code paths of the full run). Not the `msll bench` cases: they are what
@@ -25,9 +26,8 @@ MSLL_PGO=0 RUSTFLAGS="-Cprofile-generate=$tmp/raw" CARGO_TARGET_DIR="$gen" \
     cargo build --release -q --bin msll
 rm -rf "$tmp/raw" # build scripts ran instrumented too; their counts are not wanted
 "$gen/release/msll" reproduce --quick --out "$tmp/quick" >/dev/null
-out="$root/target/pgo"
-mkdir -p "$out"
+out="$root/tools/pgo"
 "$pd" merge -o "$out/msll.profdata" "$tmp/raw"
 rustc -vV | sed -n 's/^LLVM version: \([0-9]*\).*/\1/p' > "$out/llvm-version"
-echo "wrote target/pgo/msll.profdata ($(du -k "$out/msll.profdata" | cut -f1) KiB, LLVM $(cat "$out/llvm-version"))"
-echo "build with: RUSTC_WRAPPER=$root/tools/pgo/rustc-wrapper CARGO_TARGET_DIR=target/pgo-use cargo build --release"
+echo "wrote tools/pgo/msll.profdata ($(du -k "$out/msll.profdata" | cut -f1) KiB, LLVM $(cat "$out/llvm-version"))"
+echo "every optimised build uses it now (MSLL_PGO=0 builds without); commit it with the change it follows"
