@@ -207,8 +207,10 @@ pub fn run(only: &[String], repeat: usize) -> Result<()> {
     Ok(())
 }
 
-/// Replications of case (c) (about 80 ms each, so thread start-up does not dominate) on 1 thread vs
-/// all cores.
+/// Replications of case (c) (about 35 ms each, so thread start-up does not dominate) on 1 thread vs
+/// all cores, three rounds alternating, the best time of each: this machine switches between fast
+/// and slow states within a second, and one round once read 1.39x where the next three read
+/// 1.88-1.96x (session 14).
 fn scaling() -> Result<()> {
     let sc = Scenario::parse("bench case c", &case_text("c")?, std::path::Path::new("."))?;
     let cfg = sc.points[0].config.clone();
@@ -229,12 +231,15 @@ fn scaling() -> Result<()> {
         Ok(t0.elapsed().as_secs_f64())
     };
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let t1 = time(1)?;
-    let tn = time(cores)?;
-    if t1 <= 0.0 {
+    let (mut t1, mut tn) = (f64::INFINITY, f64::INFINITY);
+    for _ in 0..3 {
+        t1 = t1.min(time(1)?);
+        tn = tn.min(time(cores)?);
+    }
+    if t1 <= 0.0 || tn <= 0.0 {
         bail!("timer resolution");
     }
-    println!("scaling: 8 replications of case c: 1 thread {t1:.3} s, {cores} threads {tn:.3} s, speed-up {:.2}x", t1 / tn);
+    println!("scaling: 8 replications of case c, best of 3 alternating rounds: 1 thread {t1:.3} s, {cores} threads {tn:.3} s, speed-up {:.2}x", t1 / tn);
     Ok(())
 }
 
