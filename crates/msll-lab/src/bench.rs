@@ -157,14 +157,83 @@ pub fn run_case(name: &str) -> Result<()> {
     Ok(())
 }
 
+/// What `msll bench --out FILE` writes and `--baseline FILE` reads back: every case's best run,
+/// the core scaling, and the msll version that measured them.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct Report {
+    pub msll_version: String,
+    /// Runs per case; each case's figures are those of its fastest run.
+    pub repeat: usize,
+    pub cases: Vec<CaseResult>,
+    #[serde(default)]
+    pub scaling: Option<Scaling>,
+}
+
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct CaseResult {
+    pub case: String,
+    pub scenario: String,
+    /// Wall time of the simulation of the fastest run (process start and parsing excluded).
+    pub wall_s: f64,
+    pub hops: u64,
+    pub events: u64,
+    pub hops_per_s: f64,
+    pub events_per_s: f64,
+    pub peak_rss_kib: u64,
+}
+
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct Scaling {
+    pub replications: usize,
+    pub one_thread_s: f64,
+    pub threads: usize,
+    pub all_threads_s: f64,
+    pub speedup: f64,
+}
+
+/// Read a report written by `--out`, naming the file in every error.
+pub fn read_report(path: &std::path::Path) -> Result<Report> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("reading bench baseline {}", path.display()))?;
+    serde_json::from_str(&text).with_context(|| {
+        format!(
+            "bench baseline {}: not a report written by `msll bench --out`",
+            path.display()
+        )
+    })
+}
+
+/// Baseline wall time over current wall time (above 1: faster now), for a case the baseline has.
+pub fn speedup_over(base: &Report, now: &CaseResult) -> Option<f64> {
+    let b = base.cases.iter().find(|c| c.case == now.case)?;
+    (now.wall_s > 0.0 && b.wall_s > 0.0).then(|| b.wall_s / now.wall_s)
+}
+
 /// Run every case (each in a child process, best of `repeat`) and print a table; then the
-/// parallel-replication speed-up on this machine's cores.
-pub fn run(only: &[String], repeat: usize) -> Result<()> {
+/// parallel-replication speed-up on this machine's cores. With `out`, the figures are written
+/// there as JSON; with `baseline`, each case is compared with that earlier report.
+pub fn run(
+    only: &[String],
+    repeat: usize,
+    out: Option<&std::path::Path>,
+    baseline: Option<&std::path::Path>,
+) -> Result<()> {
+    let base = baseline.map(read_report).transpose()?;
     let exe = std::env::current_exe()?;
-    println!(
+    let mut report = Report {
+        msll_version: crate::output::VERSION.to_string(),
+        repeat: repeat.max(1),
+        cases: Vec::new(),
+        scaling: None,
+    };
+    print!(
         "{:<8} {:<62} {:>9} {:>12} {:>12} {:>9}",
         "case", "scenario", "wall s", "hops/s", "events/s", "RSS MiB"
     );
+    if base.is_some() {
+        print!(" {:>9} {:>9}", "base s", "speed-up");
+    }
+    println!();
     for (name, desc, ..) in CASES {
         if !only.is_empty() && !only.iter().any(|o| o == name) {
             continue;
@@ -192,17 +261,58 @@ pub fn run(only: &[String], repeat: usize) -> Result<()> {
             }
         }
         if let Some(v) = best {
-            println!(
+            let r = CaseResult {
+                case: name.to_string(),
+                scenario: desc.to_string(),
+                wall_s: v["wall_s"].as_f64().unwrap_or(0.0),
+                hops: v["hops"].as_u64().unwrap_or(0),
+                events: v["events"].as_u64().unwrap_or(0),
+                hops_per_s: v["hops_per_s"].as_f64().unwrap_or(0.0),
+                events_per_s: v["events_per_s"].as_f64().unwrap_or(0.0),
+                peak_rss_kib: v["peak_rss_kib"].as_u64().unwrap_or(0),
+            };
+            print!(
                 "{name:<8} {desc:<62} {:>9.3} {:>12.0} {:>12.0} {:>9.1}",
-                v["wall_s"].as_f64().unwrap_or(0.0),
-                v["hops_per_s"].as_f64().unwrap_or(0.0),
-                v["events_per_s"].as_f64().unwrap_or(0.0),
-                v["peak_rss_kib"].as_f64().unwrap_or(0.0) / 1024.0
+                r.wall_s,
+                r.hops_per_s,
+                r.events_per_s,
+                r.peak_rss_kib as f64 / 1024.0
             );
+            if let Some(b) = &base {
+                match (
+                    b.cases.iter().find(|c| c.case == r.case),
+                    speedup_over(b, &r),
+                ) {
+                    (Some(c), Some(x)) => print!(" {:>9.3} {:>8.2}x", c.wall_s, x),
+                    _ => print!(" {:>9} {:>9}", "-", "-"),
+                }
+            }
+            println!();
+            report.cases.push(r);
         }
     }
     if only.is_empty() || only.iter().any(|o| o == "scaling") {
-        scaling()?;
+        let sc = scaling()?;
+        print!(
+            "scaling: {} replications of case c, best of 3 alternating rounds: 1 thread {:.3} s, {} threads {:.3} s, speed-up {:.2}x",
+            sc.replications, sc.one_thread_s, sc.threads, sc.all_threads_s, sc.speedup
+        );
+        if let Some(b) = base.as_ref().and_then(|b| b.scaling.as_ref()) {
+            print!(" (baseline {:.2}x)", b.speedup);
+        }
+        println!();
+        report.scaling = Some(sc);
+    }
+    if let Some(b) = &base {
+        println!(
+            "(speed-up: the baseline's wall time over this one's, per case; baseline by msll {}, best of {})",
+            b.msll_version, b.repeat
+        );
+    }
+    if let Some(path) = out {
+        std::fs::write(path, serde_json::to_string_pretty(&report)? + "\n")
+            .with_context(|| format!("writing bench report {}", path.display()))?;
+        println!("wrote {}", path.display());
     }
     Ok(())
 }
@@ -211,7 +321,7 @@ pub fn run(only: &[String], repeat: usize) -> Result<()> {
 /// all cores, three rounds alternating, the best time of each: this machine switches between fast
 /// and slow states within a second, and one round once read 1.39x where the next three read
 /// 1.88-1.96x (session 14).
-fn scaling() -> Result<()> {
+fn scaling() -> Result<Scaling> {
     let sc = Scenario::parse("bench case c", &case_text("c")?, std::path::Path::new("."))?;
     let cfg = sc.points[0].config.clone();
     let reps: Vec<u32> = (0..8).collect();
@@ -239,8 +349,13 @@ fn scaling() -> Result<()> {
     if t1 <= 0.0 || tn <= 0.0 {
         bail!("timer resolution");
     }
-    println!("scaling: 8 replications of case c, best of 3 alternating rounds: 1 thread {t1:.3} s, {cores} threads {tn:.3} s, speed-up {:.2}x", t1 / tn);
-    Ok(())
+    Ok(Scaling {
+        replications: reps.len(),
+        one_thread_s: t1,
+        threads: cores,
+        all_threads_s: tn,
+        speedup: t1 / tn,
+    })
 }
 
 #[cfg(test)]
@@ -261,5 +376,35 @@ mod tests {
             assert_eq!(sc.points.len(), 1, "case {name}");
         }
         assert!(case_text("nope").is_err());
+    }
+
+    #[test]
+    fn speedup_is_baseline_over_now_for_cases_the_baseline_has() {
+        let case = |name: &str, wall_s: f64| CaseResult {
+            case: name.into(),
+            scenario: String::new(),
+            wall_s,
+            hops: 1,
+            events: 1,
+            hops_per_s: 1.0,
+            events_per_s: 1.0,
+            peak_rss_kib: 1,
+        };
+        let base = Report {
+            msll_version: "0".into(),
+            repeat: 1,
+            cases: vec![case("a", 0.030), case("c", 0.0)],
+            scaling: None,
+        };
+        assert_eq!(speedup_over(&base, &case("a", 0.020)), Some(1.5));
+        assert_eq!(speedup_over(&base, &case("b-sr", 0.020)), None);
+        assert_eq!(
+            speedup_over(&base, &case("c", 0.020)),
+            None,
+            "no zero times"
+        );
+        // A report survives its own JSON.
+        let back: Report = serde_json::from_str(&serde_json::to_string(&base).unwrap()).unwrap();
+        assert_eq!(back.cases.len(), 2);
     }
 }

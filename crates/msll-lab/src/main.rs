@@ -110,6 +110,13 @@ enum Cmd {
         /// Runs per case; the best is reported.
         #[arg(long, default_value_t = 3)]
         repeat: usize,
+        /// Also write the figures to this JSON file (a baseline for later runs).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Compare each case with a JSON file written earlier by `--out`: adds the baseline's
+        /// wall time and the speed-up (baseline over now).
+        #[arg(long)]
+        baseline: Option<PathBuf>,
         /// Internal: run one case in this process and print JSON.
         #[arg(long, hide = true)]
         case: Option<String>,
@@ -241,9 +248,15 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             }
             Ok(())
         }
-        Cmd::Bench { only, repeat, case } => match case {
+        Cmd::Bench {
+            only,
+            repeat,
+            out,
+            baseline,
+            case,
+        } => match case {
             Some(c) => msll_lab::bench::run_case(&c),
-            None => msll_lab::bench::run(&only, repeat),
+            None => msll_lab::bench::run(&only, repeat, out.as_deref(), baseline.as_deref()),
         },
     }
 }

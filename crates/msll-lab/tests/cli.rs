@@ -622,3 +622,54 @@ fn run_selects_points_by_label() {
         "{err}"
     );
 }
+
+/// `msll bench --out` writes a report that `--baseline` reads back and compares against; a file
+/// that is not such a report is a one-line error naming it, before anything runs.
+#[test]
+fn bench_reports_serve_as_baselines() {
+    let d = tmpdir("bench");
+    let base = d.join("base.json");
+    let out = run_ok(
+        msll()
+            .args(["bench", "--only", "a10", "--repeat", "1", "--out"])
+            .arg(&base),
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("a10") && !text.contains("speed-up"), "{text}");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&base).unwrap()).unwrap();
+    assert_eq!(report["cases"][0]["case"], "a10");
+    assert!(report["cases"][0]["events"].as_u64().unwrap() > 10_000);
+    assert!(report["cases"][0]["wall_s"].as_f64().unwrap() > 0.0);
+
+    let out = run_ok(
+        msll()
+            .args(["bench", "--only", "a10", "--repeat", "1", "--baseline"])
+            .arg(&base),
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let row = text.lines().find(|l| l.starts_with("a10")).unwrap();
+    assert!(
+        text.contains("speed-up") && row.trim_end().ends_with('x'),
+        "{text}"
+    );
+
+    let bad = d.join("bad.json");
+    std::fs::write(&bad, "{\"cases\": 3}").unwrap();
+    for f in [bad, d.join("missing.json")] {
+        let out = msll()
+            .args(["bench", "--only", "a10", "--baseline"])
+            .arg(&f)
+            .output()
+            .unwrap();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(
+            err.contains("bench baseline")
+                && err.contains(f.file_name().unwrap().to_str().unwrap()),
+            "{err}"
+        );
+        assert!(out.stdout.is_empty(), "nothing ran");
+    }
+}
