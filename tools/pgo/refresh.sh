@@ -22,10 +22,14 @@ pd="$(rustc --print sysroot)/lib/rustlib/$host/bin/llvm-profdata"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 gen="$root/target/pgo-gen"
-MSLL_PGO=0 RUSTFLAGS="-Cprofile-generate=$tmp/raw" CARGO_TARGET_DIR="$gen" \
-    cargo build --release -q --bin msll
-rm -rf "$tmp/raw" # build scripts ran instrumented too; their counts are not wanted
-"$gen/release/msll" reproduce --quick --out "$tmp/quick" >/dev/null
+# Instrumented through the wrapper (MSLL_PGO_GENERATE), not RUSTFLAGS: RUSTFLAGS would replace
+# .cargo/config.toml's target flags, and the profile would then not match the functions the real
+# build compiles under them (session 14: 4 such functions, one of them the WWW model's CDF lookup).
+# The wrapper instruments optimised compilations only, so build scripts write no counts.
+MSLL_PGO_GENERATE="$gen/raw-default" CARGO_TARGET_DIR="$gen" cargo build --release -q --bin msll
+# Cargo does not see the wrapper's flag, so artifacts may keep an older default path: the run
+# names its output itself.
+LLVM_PROFILE_FILE="$tmp/raw/msll-%p-%m.profraw" "$gen/release/msll" reproduce --quick --out "$tmp/quick" >/dev/null
 out="$root/tools/pgo"
 "$pd" merge -o "$out/msll.profdata" "$tmp/raw"
 rustc -vV | sed -n 's/^LLVM version: \([0-9]*\).*/\1/p' > "$out/llvm-version"

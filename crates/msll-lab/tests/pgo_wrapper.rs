@@ -38,10 +38,25 @@ fn fake_rustc(dir: &Path, llvm: &str) -> PathBuf {
 
 /// The arguments rustc received through the wrapper.
 fn through_wrapper(rustc: &Path, args: &[&str], pgo_env: Option<&str>) -> String {
+    through_wrapper_with(rustc, args, pgo_env, None)
+}
+
+fn through_wrapper_with(
+    rustc: &Path,
+    args: &[&str],
+    pgo_env: Option<&str>,
+    generate: Option<&str>,
+) -> String {
     let mut c = Command::new(pgo_dir().join("rustc-wrapper"));
-    c.arg(rustc).args(args).env_remove("MSLL_PGO");
+    c.arg(rustc)
+        .args(args)
+        .env_remove("MSLL_PGO")
+        .env_remove("MSLL_PGO_GENERATE");
     if let Some(v) = pgo_env {
         c.env("MSLL_PGO", v);
+    }
+    if let Some(d) = generate {
+        c.env("MSLL_PGO_GENERATE", d);
     }
     let out = c.output().expect("the wrapper runs under /bin/sh");
     assert!(out.status.success(), "{out:?}");
@@ -90,6 +105,16 @@ fn optimised_compilations_get_the_profile_and_nothing_else_does() {
     // A rustc with another LLVM cannot read the profile: it builds without it.
     let other = fake_rustc(&tmp, "1");
     assert_eq!(through_wrapper(&other, &opt, None), opt.join(" "));
+    // Training (refresh.sh): optimised compilations are instrumented instead, with the target
+    // flags cargo passes (no RUSTFLAGS override), and get no profile.
+    assert_eq!(
+        through_wrapper_with(&same, &opt, None, Some("/tmp/raw")),
+        format!("{} -Cprofile-generate=/tmp/raw", opt.join(" "))
+    );
+    assert_eq!(
+        through_wrapper_with(&same, &debug, None, Some("/tmp/raw")),
+        debug.join(" ")
+    );
     // Cargo's own queries pass through.
     assert_eq!(
         through_wrapper(&same, &["-vV"], None),
