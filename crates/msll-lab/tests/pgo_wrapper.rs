@@ -1,5 +1,6 @@
 //! The build's rustc wrapper (tools/pgo/rustc-wrapper, named by .cargo/config.toml) adds the
-//! committed PGO profile to optimised compilations only, and otherwise runs rustc unchanged. These
+//! committed PGO profile to optimised compilations only, links the optimised `msll` executable
+//! statically on linux-gnu hosts, and otherwise runs rustc unchanged. These
 //! tests run the real script with a stand-in "rustc" that prints its arguments (and an LLVM version
 //! for `-vV`), so they check the rules without compiling anything.
 #![cfg(unix)]
@@ -24,11 +25,16 @@ fn committed_llvm() -> String {
 
 /// A fake rustc reporting LLVM `llvm` for `-vV` and echoing its arguments otherwise.
 fn fake_rustc(dir: &Path, llvm: &str) -> PathBuf {
-    let p = dir.join(format!("rustc-llvm{llvm}"));
+    fake_rustc_on(dir, llvm, "x86_64-unknown-linux-gnu")
+}
+
+/// The same, on host `host`.
+fn fake_rustc_on(dir: &Path, llvm: &str, host: &str) -> PathBuf {
+    let p = dir.join(format!("rustc-llvm{llvm}-{host}"));
     std::fs::write(
         &p,
         format!(
-            "#!/bin/sh\nif [ \"$1\" = -vV ]; then echo 'rustc 1.0.0'; echo 'LLVM version: {llvm}.1.0'; exit 0; fi\necho \"$@\"\n"
+            "#!/bin/sh\nif [ \"$1\" = -vV ]; then echo 'rustc 1.0.0'; echo 'host: {host}'; echo 'LLVM version: {llvm}.1.0'; exit 0; fi\necho \"$@\"\n"
         ),
     )
     .unwrap();
@@ -47,11 +53,25 @@ fn through_wrapper_with(
     pgo_env: Option<&str>,
     generate: Option<&str>,
 ) -> String {
+    through_wrapper_env(rustc, args, pgo_env, generate, None)
+}
+
+fn through_wrapper_env(
+    rustc: &Path,
+    args: &[&str],
+    pgo_env: Option<&str>,
+    generate: Option<&str>,
+    static_env: Option<&str>,
+) -> String {
     let mut c = Command::new(pgo_dir().join("rustc-wrapper"));
     c.arg(rustc)
         .args(args)
         .env_remove("MSLL_PGO")
-        .env_remove("MSLL_PGO_GENERATE");
+        .env_remove("MSLL_PGO_GENERATE")
+        .env_remove("MSLL_STATIC");
+    if let Some(v) = static_env {
+        c.env("MSLL_STATIC", v);
+    }
     if let Some(v) = pgo_env {
         c.env("MSLL_PGO", v);
     }
@@ -118,7 +138,82 @@ fn optimised_compilations_get_the_profile_and_nothing_else_does() {
     // Cargo's own queries pass through.
     assert_eq!(
         through_wrapper(&same, &["-vV"], None),
-        format!("rustc 1.0.0\nLLVM version: {}.1.0", committed_llvm())
+        format!(
+            "rustc 1.0.0\nhost: x86_64-unknown-linux-gnu\nLLVM version: {}.1.0",
+            committed_llvm()
+        )
+    );
+    std::fs::remove_dir_all(&tmp).ok();
+}
+
+#[test]
+fn only_the_optimised_msll_executable_on_linux_gnu_is_linked_statically() {
+    let tmp = std::env::temp_dir().join(format!("msll-static-wrapper-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let same = fake_rustc(&tmp, &committed_llvm());
+    let prof = pgo_dir().join("msll.profdata");
+    let pgo = format!(
+        "-Cprofile-use={} -Cllvm-args=-no-pgo-warn-mismatch",
+        prof.display()
+    );
+    let bin = [
+        "--crate-name",
+        "msll",
+        "crates/msll-lab/src/main.rs",
+        "--crate-type",
+        "bin",
+        "-C",
+        "opt-level=3",
+    ];
+    assert_eq!(
+        through_wrapper(&same, &bin, None),
+        format!("{} {pgo} -Ctarget-feature=+crt-static", bin.join(" "))
+    );
+    // Without the profile it is still static; MSLL_STATIC=0 turns only the static link off.
+    assert_eq!(
+        through_wrapper(&same, &bin, Some("0")),
+        format!("{} -Ctarget-feature=+crt-static", bin.join(" "))
+    );
+    assert_eq!(
+        through_wrapper_env(&same, &bin, None, None, Some("0")),
+        format!("{} {pgo}", bin.join(" "))
+    );
+    // Not static: a debug build, the bin's unit-test harness, another crate or crate type, an
+    // explicit --target, a host that is not linux-gnu.
+    let debug = [&bin[..5], &["-C", "opt-level=0"]].concat();
+    assert_eq!(through_wrapper(&same, &debug, None), debug.join(" "));
+    let harness = [
+        "--crate-name",
+        "msll",
+        "crates/msll-lab/src/main.rs",
+        "--test",
+        "-C",
+        "opt-level=3",
+    ];
+    assert_eq!(
+        through_wrapper(&same, &harness, None),
+        format!("{} {pgo}", harness.join(" "))
+    );
+    for other in [
+        ["--crate-name", "mslld", "x", "--crate-type", "bin"],
+        ["--crate-name", "msll_lab", "x", "--crate-type", "lib"],
+        ["--crate-name", "msll", "x", "--crate-type", "lib"],
+    ] {
+        let args = [&other[..], &["-C", "opt-level=3"]].concat();
+        assert_eq!(
+            through_wrapper(&same, &args, None),
+            format!("{} {pgo}", args.join(" "))
+        );
+    }
+    let cross = [&bin[..], &["--target", "x86_64-unknown-linux-gnu"]].concat();
+    assert_eq!(
+        through_wrapper(&same, &cross, None),
+        format!("{} {pgo}", cross.join(" "))
+    );
+    let mac = fake_rustc_on(&tmp, &committed_llvm(), "aarch64-apple-darwin");
+    assert_eq!(
+        through_wrapper(&mac, &bin, None),
+        format!("{} {pgo}", bin.join(" "))
     );
     std::fs::remove_dir_all(&tmp).ok();
 }
