@@ -42,6 +42,24 @@ fn fake_rustc_on(dir: &Path, llvm: &str, host: &str) -> PathBuf {
     p
 }
 
+/// A fake C compiler answering `-print-file-name=libc.a` with an existing file (`found`) or, as
+/// a compiler does when the archive is missing, with the bare name.
+fn fake_cc(dir: &Path, found: bool) -> PathBuf {
+    let p = dir.join(if found {
+        "cc-with-libc-a"
+    } else {
+        "cc-without-libc-a"
+    });
+    let answer = if found {
+        p.display().to_string()
+    } else {
+        "libc.a".to_string()
+    };
+    std::fs::write(&p, format!("#!/bin/sh\necho '{answer}'\n")).unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    p
+}
+
 /// The arguments rustc received through the wrapper.
 fn through_wrapper(rustc: &Path, args: &[&str], pgo_env: Option<&str>) -> String {
     through_wrapper_with(rustc, args, pgo_env, None)
@@ -68,7 +86,9 @@ fn through_wrapper_env(
         .args(args)
         .env_remove("MSLL_PGO")
         .env_remove("MSLL_PGO_GENERATE")
-        .env_remove("MSLL_STATIC");
+        .env_remove("MSLL_STATIC")
+        // A C compiler that finds glibc's static archive (`fake_cc`), unless a test says not.
+        .env("CC", fake_cc(rustc.parent().unwrap(), true));
     if let Some(v) = static_env {
         c.env("MSLL_STATIC", v);
     }
@@ -213,6 +233,20 @@ fn only_the_optimised_msll_executable_on_linux_gnu_is_linked_statically() {
     let mac = fake_rustc_on(&tmp, &committed_llvm(), "aarch64-apple-darwin");
     assert_eq!(
         through_wrapper(&mac, &bin, None),
+        format!("{} {pgo}", bin.join(" "))
+    );
+    // No static glibc archive (Fedora without glibc-static): a dynamic link, not a failed one.
+    let out = Command::new(pgo_dir().join("rustc-wrapper"))
+        .arg(&same)
+        .args(bin)
+        .env_remove("MSLL_PGO")
+        .env_remove("MSLL_PGO_GENERATE")
+        .env_remove("MSLL_STATIC")
+        .env("CC", fake_cc(&tmp, false))
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap().trim(),
         format!("{} {pgo}", bin.join(" "))
     );
     std::fs::remove_dir_all(&tmp).ok();
