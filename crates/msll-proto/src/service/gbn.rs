@@ -25,11 +25,15 @@ use std::collections::VecDeque;
 
 use crate::buf::Buf;
 
-use super::{scaled, HandOffLog, Outbox, SentKind, Service, ServiceStats};
+use super::{HandOffLog, Outbox, ScaledTimers, SentKind, Service, ServiceStats};
 use crate::packet::Packet;
 use crate::time::{Duration, Instant, Timer};
 use crate::wire::arq::{ArqFrame, ARQ_DATA_HEADER};
 use crate::wire::Frame;
+
+/// Indices into the service's `ScaledTimers`.
+const RTO: usize = 0;
+const ACK_DELAY: usize = 1;
 
 /// Largest GBN window. GBN alone could use 255; 127 keeps "the same values for all similar
 /// schemes" (L777) and the same old/new classification as SR.
@@ -73,7 +77,8 @@ struct TxSlot {
 
 pub struct Gbn {
     cfg: GbnConfig,
-    factor: f64,
+    /// `cfg.rto` and `cfg.ack_delay` under the timer factor.
+    timers: ScaledTimers<2>,
     tx_base: u8,
     tx_buf: VecDeque<TxSlot>,
     rto_timer: Timer,
@@ -95,7 +100,7 @@ impl Gbn {
         );
         Gbn {
             cfg,
-            factor: 1.0,
+            timers: ScaledTimers::new([cfg.rto, cfg.ack_delay]),
             tx_base: 0,
             tx_buf: VecDeque::new(),
             rto_timer: Timer::default(),
@@ -144,7 +149,7 @@ impl Gbn {
         self.tx_buf[off].queued = false;
         self.tx_buf[off].sent = true;
         if off == 0 || !self.rto_timer.is_armed() {
-            self.rto_timer.set(now + scaled(self.cfg.rto, self.factor));
+            self.rto_timer.set(now + self.timers.get(RTO));
         }
     }
 
@@ -156,7 +161,7 @@ impl Gbn {
         self.tx_buf.drain(..k);
         self.tx_base = ack;
         if !self.tx_buf.is_empty() && self.tx_buf[0].sent && !self.tx_buf[0].queued {
-            self.rto_timer.set(now + scaled(self.cfg.rto, self.factor));
+            self.rto_timer.set(now + self.timers.get(RTO));
         } else {
             // empty, or the new oldest frame has not left yet: armed at its transmission
             self.rto_timer.cancel();
@@ -185,8 +190,7 @@ impl Service for Gbn {
             Ok(ArqFrame::Data { seq, ack, payload }) => {
                 self.on_ack(now, ack);
                 if !self.ack_timer.is_armed() {
-                    self.ack_timer
-                        .set(now + scaled(self.cfg.ack_delay, self.factor));
+                    self.ack_timer.set(now + self.timers.get(ACK_DELAY));
                 }
                 if seq == self.rx_expected {
                     // "the receiver accepts frames strictly in sequence" (L735)
@@ -207,10 +211,7 @@ impl Service for Gbn {
     }
 
     fn handle_timeout(&mut self, now: Instant, out: &mut Outbox) {
-        for d in self
-            .handed
-            .take_stale(now, scaled(self.cfg.rto, self.factor))
-        {
+        for d in self.handed.take_stale(now, self.timers.get(RTO)) {
             self.on_sent(now, d); // dropped by the scheduler: see HandOffLog
         }
         if self.rto_timer.poll_expired(now) && !self.tx_buf.is_empty() {
@@ -245,12 +246,12 @@ impl Service for Gbn {
         crate::time::earliest([
             self.rto_timer.deadline(),
             self.ack_timer.deadline(),
-            self.handed.deadline(|| scaled(self.cfg.rto, self.factor)),
+            self.handed.deadline(|| self.timers.get(RTO)),
         ])
     }
 
     fn set_timer_factor(&mut self, factor: f64) {
-        self.factor = factor;
+        self.timers.set_factor(factor);
     }
 
     fn stats(&self) -> ServiceStats {

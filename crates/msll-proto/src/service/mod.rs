@@ -315,6 +315,33 @@ impl<K: PartialEq + Copy> HandOffLog<K> {
     }
 }
 
+/// A service's configured base timeouts under its current timer factor (seed 004 ch. 6), scaled
+/// when the factor is set rather than at every use: `poll_timeout` runs after every event, and the
+/// float multiply and rounding it repeated there was ~3 % of the MSLL run of `msll bench` case f
+/// (issue 8, session 15). The values are those `scaled` gives.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ScaledTimers<const N: usize> {
+    base: [Duration; N],
+    cur: [Duration; N],
+}
+
+impl<const N: usize> ScaledTimers<N> {
+    /// Factor 1: the base values.
+    pub(crate) fn new(base: [Duration; N]) -> Self {
+        ScaledTimers { base, cur: base }
+    }
+
+    pub(crate) fn set_factor(&mut self, factor: f64) {
+        self.cur = self.base.map(|d| scaled(d, factor));
+    }
+
+    /// Timer `i` (the order given to `new`), scaled.
+    #[inline]
+    pub(crate) fn get(&self, i: usize) -> Duration {
+        self.cur[i]
+    }
+}
+
 /// A base timeout scaled by the service's timer factor (seed 004 ch. 6: all timers of a service
 /// scale by one factor).
 pub(crate) fn scaled(d: Duration, factor: f64) -> Duration {
@@ -1041,6 +1068,35 @@ mod tests {
             let (a, b) = (one.poll_timeout().unwrap(), two.poll_timeout().unwrap());
             assert_eq!(b.as_nanos(), 2 * a.as_nanos(), "{name}");
         }
+    }
+
+    /// The kept values are what `scaled` computes for the factor set last, the base values at
+    /// first and again at factor 1, with the shortest-timer floor.
+    #[test]
+    fn scaled_timers_follow_the_last_factor() {
+        let base = [
+            Duration::from_millis(200),
+            Duration::from_micros(1500),
+            Duration::from_nanos(3),
+        ];
+        let mut t = ScaledTimers::new(base);
+        for (i, d) in base.iter().enumerate() {
+            assert_eq!(t.get(i), *d);
+        }
+        for f in [2.0, 0.37, 1e-9, 3.3333, 1.0, 0.5] {
+            t.set_factor(f);
+            for (i, d) in base.iter().enumerate() {
+                assert_eq!(t.get(i), scaled(*d, f), "timer {i} factor {f}");
+            }
+        }
+        t.set_factor(1.0);
+        assert_eq!(
+            t.get(2),
+            Duration::from_nanos(3),
+            "factor 1 keeps the configured value"
+        );
+        t.set_factor(1e-9);
+        assert_eq!(t.get(0), MIN_TIMER);
     }
 
     #[test]

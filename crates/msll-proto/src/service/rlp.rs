@@ -39,11 +39,15 @@ use std::collections::VecDeque;
 use crate::buf::Buf;
 use serde::{Deserialize, Serialize};
 
-use super::{scaled, HandOffLog, Outbox, SentKind, Service, ServiceStats};
+use super::{HandOffLog, Outbox, ScaledTimers, SentKind, Service, ServiceStats};
 use crate::packet::Packet;
 use crate::time::{Duration, Instant, Timer};
 use crate::wire::rlp::{RlpFrame, RLP_DATA_HEADER};
 use crate::wire::Frame;
+
+/// Indices into the service's `ScaledTimers`.
+const NAK_TIMEOUT: usize = 0;
+const KEEPALIVE: usize = 1;
 
 /// Largest circular buffer / receive window: half the 8-bit sequence space.
 pub const MAX_BUFFER: u8 = 128;
@@ -139,7 +143,8 @@ enum Slot {
 /// One end of an RLP link (full duplex: both sender and receiver).
 pub struct Rlp {
     cfg: RlpConfig,
-    factor: f64,
+    /// `cfg.nak_timeout` and `cfg.keepalive` under the timer factor.
+    timers: ScaledTimers<2>,
     // sender
     tx_next: u8,
     /// The last `buffer` frames: payload, and whether a copy waits in the scheduler.
@@ -177,7 +182,7 @@ impl Rlp {
         );
         Rlp {
             cfg,
-            factor: 1.0,
+            timers: ScaledTimers::new([cfg.nak_timeout, cfg.keepalive]),
             tx_next: 0,
             tx_buf: VecDeque::new(),
             tx_sent_next: 0,
@@ -240,7 +245,7 @@ impl Rlp {
     // ---- receiver ----
 
     fn nak_timeout(&self) -> Duration {
-        scaled(self.cfg.nak_timeout, self.factor)
+        self.timers.get(NAK_TIMEOUT)
     }
 
     /// Send the next NAK for the missing frame at offset `off`, or give it up if the limit is
@@ -443,8 +448,7 @@ impl Service for Rlp {
             self.idle_keepalives += 1;
             let max = self.cfg.max_idle_keepalives;
             if max == 0 || self.idle_keepalives < max {
-                self.ka_timer
-                    .set(now + scaled(self.cfg.keepalive, self.factor));
+                self.ka_timer.set(now + self.timers.get(KEEPALIVE));
             }
         }
         let mut gave_up = false;
@@ -499,7 +503,7 @@ impl Service for Rlp {
     }
 
     fn set_timer_factor(&mut self, factor: f64) {
-        self.factor = factor;
+        self.timers.set_factor(factor);
     }
 
     fn stats(&self) -> ServiceStats {
@@ -533,8 +537,7 @@ impl Rlp {
                     self.tx_sent_next = self.tx_sent_next.wrapping_add(1);
                     self.tx_any_sent = true;
                     self.idle_keepalives = 0;
-                    self.ka_timer
-                        .set(now + scaled(self.cfg.keepalive, self.factor));
+                    self.ka_timer.set(now + self.timers.get(KEEPALIVE));
                 }
             }
             (true, seq) => {

@@ -45,11 +45,15 @@ use std::collections::VecDeque;
 use crate::buf::Buf;
 use serde::{Deserialize, Serialize};
 
-use super::{scaled, HandOffLog, Outbox, SentKind, Service, ServiceStats};
+use super::{HandOffLog, Outbox, ScaledTimers, SentKind, Service, ServiceStats};
 use crate::packet::Packet;
 use crate::time::{Duration, Instant, Timer};
 use crate::wire::arq::{ArqFrame, ARQ_DATA_HEADER};
 use crate::wire::Frame;
+
+/// Indices into the service's `ScaledTimers`.
+const RTO: usize = 0;
+const ACK_DELAY: usize = 1;
 
 /// Largest SR/GBN window: half the 8-bit sequence space minus one, so that an old duplicate can
 /// never be mistaken for a new frame (seed004-ch4 sec. 3.0.1: "consistent with an SR window < 256/2").
@@ -153,7 +157,8 @@ struct TxSlot {
 /// One end of a Selective Repeat link (both sender and receiver: full duplex, L737).
 pub struct Sr {
     cfg: SrConfig,
-    factor: f64,
+    /// `cfg.rto` and `cfg.ack_delay` under the timer factor.
+    timers: ScaledTimers<2>,
     // sender
     tx_base: u8,
     tx_buf: VecDeque<TxSlot>,
@@ -183,7 +188,7 @@ impl Sr {
         );
         Sr {
             cfg,
-            factor: 1.0,
+            timers: ScaledTimers::new([cfg.rto, cfg.ack_delay]),
             tx_base: 0,
             tx_buf: VecDeque::new(),
             rto_timer: Timer::default(),
@@ -236,7 +241,7 @@ impl Sr {
         if off >= self.tx_buf.len() {
             return; // acknowledged while it waited in the scheduler
         }
-        let at = now + scaled(self.cfg.rto, self.factor);
+        let at = now + self.timers.get(RTO);
         let slot = &mut self.tx_buf[off];
         slot.queued = false;
         slot.sent = true;
@@ -274,7 +279,7 @@ impl Sr {
             // The new oldest frame's timer: from now if it has left and no copy waits, else from
             // its next transmission.
             if self.tx_buf[0].sent && !self.tx_buf[0].queued {
-                self.rto_timer.set(now + scaled(self.cfg.rto, self.factor));
+                self.rto_timer.set(now + self.timers.get(RTO));
             } else {
                 self.rto_timer.cancel();
             }
@@ -298,8 +303,7 @@ impl Sr {
         if !self.ack_timer.is_armed() {
             // L737: "a delayed acknowledgment timer which is set when a new frame arrives"; also
             // armed on duplicates, which mean our last ACK may have been lost.
-            self.ack_timer
-                .set(now + scaled(self.cfg.ack_delay, self.factor));
+            self.ack_timer.set(now + self.timers.get(ACK_DELAY));
         }
         let w = self.cfg.window as usize;
         let d = seq.wrapping_sub(self.rx_expected) as usize;
@@ -394,7 +398,7 @@ impl Service for Sr {
     }
 
     fn handle_timeout(&mut self, now: Instant, out: &mut Outbox) {
-        let rto = scaled(self.cfg.rto, self.factor);
+        let rto = self.timers.get(RTO);
         for d in self.handed.take_stale(now, rto) {
             self.on_sent(now, d); // dropped by the scheduler: see HandOffLog
         }
@@ -438,12 +442,12 @@ impl Service for Sr {
             .into_iter()
             .chain(self.rto_timer.deadline())
             .chain(self.ack_timer.deadline())
-            .chain(self.handed.deadline(|| scaled(self.cfg.rto, self.factor)))
+            .chain(self.handed.deadline(|| self.timers.get(RTO)))
             .min()
     }
 
     fn set_timer_factor(&mut self, factor: f64) {
-        self.factor = factor;
+        self.timers.set_factor(factor);
     }
 
     fn stats(&self) -> ServiceStats {
