@@ -60,43 +60,44 @@ fn fake_cc(dir: &Path, found: bool) -> PathBuf {
     p
 }
 
+/// The wrapper's environment in a test: `MSLL_PGO`, `MSLL_PGO_GENERATE`, `MSLL_STATIC` (unset
+/// when `None`), and whether the C compiler finds glibc's static archive.
+#[derive(Default, Clone, Copy)]
+struct Env<'a> {
+    pgo: Option<&'a str>,
+    generate: Option<&'a str>,
+    static_link: Option<&'a str>,
+    no_libc_a: bool,
+}
+
 /// The arguments rustc received through the wrapper.
 fn through_wrapper(rustc: &Path, args: &[&str], pgo_env: Option<&str>) -> String {
-    through_wrapper_with(rustc, args, pgo_env, None)
+    run_wrapper(
+        rustc,
+        args,
+        Env {
+            pgo: pgo_env,
+            ..Env::default()
+        },
+    )
 }
 
-fn through_wrapper_with(
-    rustc: &Path,
-    args: &[&str],
-    pgo_env: Option<&str>,
-    generate: Option<&str>,
-) -> String {
-    through_wrapper_env(rustc, args, pgo_env, generate, None)
-}
-
-fn through_wrapper_env(
-    rustc: &Path,
-    args: &[&str],
-    pgo_env: Option<&str>,
-    generate: Option<&str>,
-    static_env: Option<&str>,
-) -> String {
+fn run_wrapper(rustc: &Path, args: &[&str], env: Env) -> String {
     let mut c = Command::new(pgo_dir().join("rustc-wrapper"));
     c.arg(rustc)
         .args(args)
         .env_remove("MSLL_PGO")
         .env_remove("MSLL_PGO_GENERATE")
         .env_remove("MSLL_STATIC")
-        // A C compiler that finds glibc's static archive (`fake_cc`), unless a test says not.
-        .env("CC", fake_cc(rustc.parent().unwrap(), true));
-    if let Some(v) = static_env {
-        c.env("MSLL_STATIC", v);
-    }
-    if let Some(v) = pgo_env {
-        c.env("MSLL_PGO", v);
-    }
-    if let Some(d) = generate {
-        c.env("MSLL_PGO_GENERATE", d);
+        .env("CC", fake_cc(rustc.parent().unwrap(), !env.no_libc_a));
+    for (var, v) in [
+        ("MSLL_PGO", env.pgo),
+        ("MSLL_PGO_GENERATE", env.generate),
+        ("MSLL_STATIC", env.static_link),
+    ] {
+        if let Some(v) = v {
+            c.env(var, v);
+        }
     }
     let out = c.output().expect("the wrapper runs under /bin/sh");
     assert!(out.status.success(), "{out:?}");
@@ -148,11 +149,25 @@ fn optimised_compilations_get_the_profile_and_nothing_else_does() {
     // Training (refresh.sh): optimised compilations are instrumented instead, with the target
     // flags cargo passes (no RUSTFLAGS override), and get no profile.
     assert_eq!(
-        through_wrapper_with(&same, &opt, None, Some("/tmp/raw")),
+        run_wrapper(
+            &same,
+            &opt,
+            Env {
+                generate: Some("/tmp/raw"),
+                ..Env::default()
+            }
+        ),
         format!("{} -Cprofile-generate=/tmp/raw", opt.join(" "))
     );
     assert_eq!(
-        through_wrapper_with(&same, &debug, None, Some("/tmp/raw")),
+        run_wrapper(
+            &same,
+            &debug,
+            Env {
+                generate: Some("/tmp/raw"),
+                ..Env::default()
+            }
+        ),
         debug.join(" ")
     );
     // Cargo's own queries pass through.
@@ -195,7 +210,14 @@ fn only_the_optimised_msll_executable_on_linux_gnu_is_linked_statically() {
         format!("{} -Ctarget-feature=+crt-static", bin.join(" "))
     );
     assert_eq!(
-        through_wrapper_env(&same, &bin, None, None, Some("0")),
+        run_wrapper(
+            &same,
+            &bin,
+            Env {
+                static_link: Some("0"),
+                ..Env::default()
+            }
+        ),
         format!("{} {pgo}", bin.join(" "))
     );
     // Not static: a debug build, the bin's unit-test harness, another crate or crate type, an
@@ -236,17 +258,15 @@ fn only_the_optimised_msll_executable_on_linux_gnu_is_linked_statically() {
         format!("{} {pgo}", bin.join(" "))
     );
     // No static glibc archive (Fedora without glibc-static): a dynamic link, not a failed one.
-    let out = Command::new(pgo_dir().join("rustc-wrapper"))
-        .arg(&same)
-        .args(bin)
-        .env_remove("MSLL_PGO")
-        .env_remove("MSLL_PGO_GENERATE")
-        .env_remove("MSLL_STATIC")
-        .env("CC", fake_cc(&tmp, false))
-        .output()
-        .unwrap();
     assert_eq!(
-        String::from_utf8(out.stdout).unwrap().trim(),
+        run_wrapper(
+            &same,
+            &bin,
+            Env {
+                no_libc_a: true,
+                ..Env::default()
+            }
+        ),
         format!("{} {pgo}", bin.join(" "))
     );
     std::fs::remove_dir_all(&tmp).ok();
