@@ -104,6 +104,19 @@ fn run_wrapper(rustc: &Path, args: &[&str], env: Env) -> String {
     String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
 
+/// A fresh directory `name-PID` holding a fake rustc with the committed profile's LLVM, and the
+/// flags the wrapper adds for that profile.
+fn fixture(name: &str) -> (PathBuf, PathBuf, String) {
+    let tmp = std::env::temp_dir().join(format!("{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let rustc = fake_rustc(&tmp, &committed_llvm());
+    let pgo = format!(
+        "-Cprofile-use={} -Cllvm-args=-no-pgo-warn-mismatch",
+        pgo_dir().join("msll.profdata").display()
+    );
+    (tmp, rustc, pgo)
+}
+
 #[test]
 fn the_committed_profile_and_its_llvm_version_are_present() {
     let meta = std::fs::metadata(pgo_dir().join("msll.profdata")).expect("profile committed");
@@ -117,14 +130,8 @@ fn the_committed_profile_and_its_llvm_version_are_present() {
 
 #[test]
 fn optimised_compilations_get_the_profile_and_nothing_else_does() {
-    let tmp = std::env::temp_dir().join(format!("msll-pgo-wrapper-{}", std::process::id()));
-    std::fs::create_dir_all(&tmp).unwrap();
-    let same = fake_rustc(&tmp, &committed_llvm());
-    let prof = pgo_dir().join("msll.profdata");
-    let with = format!(
-        "--crate-name x -C opt-level=3 -Cprofile-use={} -Cllvm-args=-no-pgo-warn-mismatch",
-        prof.display()
-    );
+    let (tmp, same, pgo) = fixture("msll-pgo-wrapper");
+    let with = format!("--crate-name x -C opt-level=3 {pgo}");
     let opt = ["--crate-name", "x", "-C", "opt-level=3"];
     assert_eq!(through_wrapper(&same, &opt, None), with);
 
@@ -183,14 +190,7 @@ fn optimised_compilations_get_the_profile_and_nothing_else_does() {
 
 #[test]
 fn only_the_optimised_msll_executable_on_linux_gnu_is_linked_statically() {
-    let tmp = std::env::temp_dir().join(format!("msll-static-wrapper-{}", std::process::id()));
-    std::fs::create_dir_all(&tmp).unwrap();
-    let same = fake_rustc(&tmp, &committed_llvm());
-    let prof = pgo_dir().join("msll.profdata");
-    let pgo = format!(
-        "-Cprofile-use={} -Cllvm-args=-no-pgo-warn-mismatch",
-        prof.display()
-    );
+    let (tmp, same, pgo) = fixture("msll-static-wrapper");
     let bin = [
         "--crate-name",
         "msll",
