@@ -21,6 +21,8 @@ const RTTVAR_BITS: u32 = 2;
 #[derive(Debug, Clone, PartialEq)]
 pub struct RttEstimator {
     tick: f64,
+    /// `tick` is a power of two (ns-2's default 0.5 s is): [`rem_tick`] then needs no `fmod`.
+    tick_pow2: bool,
     min_rto: f64,
     max_rto: f64,
     rfc2988: bool,
@@ -46,6 +48,7 @@ impl RttEstimator {
     pub fn new(cfg: &TcpConfig, boot_time: f64) -> Self {
         let mut e = RttEstimator {
             tick: cfg.tick,
+            tick_pow2: is_pow2(cfg.tick),
             min_rto: cfg.min_rto,
             max_rto: cfg.max_rto,
             rfc2988: cfg.rfc2988,
@@ -76,7 +79,7 @@ impl RttEstimator {
 
     pub(crate) fn set_boot_time(&mut self, boot_time: f64) {
         let b = if boot_time.is_finite() {
-            boot_time.rem_euclid(self.tick)
+            rem_tick(boot_time, self.tick, self.tick_pow2)
         } else {
             0.0
         };
@@ -86,7 +89,7 @@ impl RttEstimator {
     /// Quantise a measured RTT `tao` (seconds) of a segment whose ACK arrived at `now` (seconds)
     /// to ticks: the number of tick-clock edges in (send time, now], at least 1 (1.9).
     pub fn ticks(&self, now: f64, tao: f64) -> i64 {
-        let tickoff = ((now - tao) + self.boot_time).rem_euclid(self.tick);
+        let tickoff = rem_tick((now - tao) + self.boot_time, self.tick, self.tick_pow2);
         let t = ((tao + tickoff) / self.tick).floor() as i64;
         t.max(1)
     }
@@ -195,9 +198,84 @@ impl RttEstimator {
     }
 }
 
+/// A positive, normal power of two (exponent bits only, no fraction bits).
+fn is_pow2(x: f64) -> bool {
+    x.is_normal() && x > 0.0 && x.to_bits() & ((1 << 52) - 1) == 0
+}
+
+/// `x.rem_euclid(tick)`, without libm's `fmod` (~1 % of case a's time, one call per RTT sample)
+/// when `tick` is a power of two and `x` a positive normal number (or +0.0; -0.0 keeps its sign
+/// through `fmod`, so it takes that path) of at most 2^52 ticks. The
+/// result is then the same double: `x / tick` and `n * tick` only change the exponent (exact),
+/// `n = floor(x / tick)` is exact, and `x - n * tick` is exact (for n = 0 it is x; for n >= 1,
+/// n * tick <= x < 2 n * tick, Sterbenz's lemma), as `fmod` is. `tick_pow2` must be
+/// `is_pow2(tick)`.
+fn rem_tick(x: f64, tick: f64, tick_pow2: bool) -> f64 {
+    if tick_pow2
+        && x.is_sign_positive()
+        && x < tick * 4_503_599_627_370_496.0
+        && (x == 0.0 || x.is_normal())
+    {
+        let q = x / tick;
+        // Quotients below the smallest normal would lose bits; none occurs for normal x and a
+        // tick of at most 2^52 s, but the guard keeps the identity unconditional.
+        if q == 0.0 || q.is_normal() {
+            return x - q.floor() * tick;
+        }
+    }
+    x.rem_euclid(tick)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The fast remainder is the same double as `rem_euclid` for any finite input, on
+        /// power-of-two ticks (where it applies) and others (where it must fall back).
+        #[test]
+        fn rem_tick_equals_rem_euclid(
+            x in prop_oneof![
+                -1e4f64..1e4,
+                0.0f64..4.0,
+                any::<f64>().prop_filter("finite", |v| v.is_finite()),
+            ],
+            k in -12i32..12,
+            other in prop_oneof![Just(0.01f64), Just(0.1), Just(0.3), Just(1.5), 1e-3f64..10.0],
+        ) {
+            let tick = 2f64.powi(k);
+            prop_assert!(is_pow2(tick));
+            prop_assert_eq!(rem_tick(x, tick, true).to_bits(), x.rem_euclid(tick).to_bits());
+            prop_assert_eq!(
+                rem_tick(x, other, is_pow2(other)).to_bits(),
+                x.rem_euclid(other).to_bits()
+            );
+        }
+    }
+
+    #[test]
+    fn pow2_ticks_are_recognised() {
+        assert!(is_pow2(0.5) && is_pow2(1.0) && is_pow2(0.125) && is_pow2(1024.0));
+        assert!(!is_pow2(0.01) && !is_pow2(0.3) && !is_pow2(0.0) && !is_pow2(-0.5));
+        assert!(!is_pow2(f64::INFINITY) && !is_pow2(f64::MIN_POSITIVE / 2.0));
+        // Edge values of the fast path, against the library remainder.
+        for x in [
+            0.0,
+            -0.0,
+            0.5,
+            0.49999999999999994,
+            1e-300,
+            1.0 - f64::EPSILON,
+            2.0f64.powi(51),
+        ] {
+            assert_eq!(
+                rem_tick(x, 0.5, true).to_bits(),
+                x.rem_euclid(0.5).to_bits(),
+                "{x}"
+            );
+        }
+    }
 
     fn est(tick: f64) -> RttEstimator {
         let cfg = TcpConfig {
