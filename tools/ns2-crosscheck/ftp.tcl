@@ -8,14 +8,15 @@
 #            links (HSCSD, WAN2: two wireless hosts)
 #   wlan11b: n0 --10Mb/1ms-- n1 --5Mb/3ms-- n2, 1000-byte packets, byte errors at exponential
 #            intervals of mean <p> bytes (ErrorModel unit byte, rate 1/<p>; seed 001 Fig. 2, LAN1)
+#   wlan   : the same with seed 004's 2 Mb/s WLAN (Table 3.3; msll bench case a at p = 32768)
 # Loss in both directions of the wireless hop; queues of 1000 packets; Reno with tcpTick_ 0.5,
 # window_ 20; profile 2.1b4 = ns-2.35 with the knobs of ns2-semantics.md sec. 10 (as chain.tcl).
 #
-# Usage: ns ftp.tcl <profile 2.1b4|2.35> <hscsd|hscsd2|wlan11b> <p> <seed> <npkts>
+# Usage: ns ftp.tcl <profile 2.1b4|2.35> <hscsd|hscsd2|wlan11b|wlan> <p> <seed> <npkts>
 # Prints: thr_bps <application bits / completion time> timeouts <nrexmit_>
 
 if {$argc != 5} {
-    puts stderr "usage: ns ftp.tcl 2.1b4|2.35 hscsd|hscsd2|wlan11b p seed npkts"
+    puts stderr "usage: ns ftp.tcl 2.1b4|2.35 hscsd|hscsd2|wlan11b|wlan p seed npkts"
     exit 1
 }
 set profile [lindex $argv 0]
@@ -55,6 +56,10 @@ if {$link == "hscsd"} {
     $ns queue-limit $n2 $n3 1000
     $ns queue-limit $n3 $n2 1000
     set lossy [list $n0 $n1 $n1 $n0 $n2 $n3 $n3 $n2]
+} elseif {$link == "wlan"} {
+    $ns duplex-link $n0 $n1 10Mb 1ms DropTail
+    $ns duplex-link $n1 $n2 2Mb 3ms DropTail
+    set lossy [list $n1 $n2 $n2 $n1]
 } else {
     $ns duplex-link $n0 $n1 10Mb 1ms DropTail
     $ns duplex-link $n1 $n2 5Mb 3ms DropTail
