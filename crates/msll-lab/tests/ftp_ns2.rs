@@ -16,15 +16,27 @@ use std::path::Path;
 use msll_lab::{run_scenario, RunOptions, Scenario};
 use msll_sim::config::AppSpec;
 
-/// Mean throughput of the ns-2 runs of `link` at `p`.
-fn ns2_mean(reference: &str, link: &str, p: &str) -> f64 {
+/// Mean of field `field` (whitespace-separated, from 0) over the 30 ns-2 runs of `link` at `p`.
+/// A run's line: `<link> <p> <seed> thr_bps <x> timeouts <n>`.
+fn ns2_field_mean(reference: &str, link: &str, p: &str, field: usize) -> f64 {
     let vals: Vec<f64> = reference
         .lines()
         .filter(|l| l.starts_with(&format!("{link} {p} ")))
-        .map(|l| l.split_whitespace().nth(4).unwrap().parse::<f64>().unwrap())
+        .map(|l| {
+            l.split_whitespace()
+                .nth(field)
+                .unwrap()
+                .parse::<f64>()
+                .unwrap()
+        })
         .collect();
     assert_eq!(vals.len(), 30, "{link} {p}: 30 ns-2 runs");
     vals.iter().sum::<f64>() / 30.0
+}
+
+/// Mean throughput of the ns-2 runs of `link` at `p`.
+fn ns2_mean(reference: &str, link: &str, p: &str) -> f64 {
+    ns2_field_mean(reference, link, p, 4)
 }
 
 /// msll's mean throughput and timeouts at `levels` of `link` (`hscsd2` = HSCSD on WAN2, `wlan` =
@@ -97,13 +109,7 @@ fn msll(link: &str, knobs: bool) -> [f64; 2] {
 
 /// Mean timeouts (`nrexmit_`) of the ns-2 runs of `link` at `p`.
 fn ns2_timeouts(reference: &str, link: &str, p: &str) -> f64 {
-    let vals: Vec<f64> = reference
-        .lines()
-        .filter(|l| l.starts_with(&format!("{link} {p} ")))
-        .map(|l| l.split_whitespace().nth(6).unwrap().parse::<f64>().unwrap())
-        .collect();
-    assert_eq!(vals.len(), 30, "{link} {p}: 30 ns-2 runs");
-    vals.iter().sum::<f64>() / 30.0
+    ns2_field_mean(reference, link, p, 6)
 }
 
 /// Seed 004's 2 Mb/s WLAN on LAN1 at levels 3 and 4 (byte errors every 2^15 and 2^14 bytes on
