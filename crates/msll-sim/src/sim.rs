@@ -846,10 +846,7 @@ impl Simulation {
                 IfaceKind::Msll(ep) => {
                     // Default has no timers: the endpoint's only wake-up is its pacing instant.
                     let w = ep.next_accept();
-                    if f.wake_at.is_none_or(|cur| w < cur || cur < now) {
-                        f.wake_at = Some(w);
-                        self.queue.arm(&mut f.wakes, w, || Ev::IfaceWake(iface));
-                    }
+                    arm_wake(&mut self.queue, &mut f.wake_at, &mut f.wakes, iface, w, now);
                 }
             }
             return;
@@ -888,10 +885,7 @@ impl Simulation {
         debug_assert!(ep.next_accept() > now, "pacing holds the next packet");
         if !f.ipq.is_empty() {
             let w = ep.next_accept();
-            if f.wake_at.is_none_or(|cur| w < cur || cur < now) {
-                f.wake_at = Some(w);
-                self.queue.arm(&mut f.wakes, w, || Ev::IfaceWake(i));
-            }
+            arm_wake(&mut self.queue, &mut f.wake_at, &mut f.wakes, i, w, now);
         }
         self.transmit(i, Payload::Frame(fr));
         true
@@ -965,10 +959,7 @@ impl Simulation {
                 }
                 if let Some(w) = wake {
                     let w = w.max(now);
-                    if f.wake_at.is_none_or(|cur| w < cur || cur < now) {
-                        f.wake_at = Some(w);
-                        self.queue.arm(&mut f.wakes, w, || Ev::IfaceWake(i));
-                    }
+                    arm_wake(&mut self.queue, &mut f.wake_at, &mut f.wakes, i, w, now);
                 }
             }
         }
@@ -1504,6 +1495,23 @@ impl Simulation {
 }
 
 /// Metric key prefix of the k-th app of a kind: "ftp", "ftp1", "ftp2", ...
+/// Ask for interface `i`'s wake-up at `w` (not before `now`) unless one is armed no later (a
+/// wake-up armed in the past has been handled): the one rule of `kick` and its direct paths.
+#[inline(always)]
+fn arm_wake(
+    queue: &mut EventQueue<Ev>,
+    wake_at: &mut Option<Instant>,
+    wakes: &mut Wakeups,
+    i: IfaceId,
+    w: Instant,
+    now: Instant,
+) {
+    if wake_at.is_none_or(|cur| w < cur || cur < now) {
+        *wake_at = Some(w);
+        queue.arm(wakes, w, || Ev::IfaceWake(i));
+    }
+}
+
 fn metric_prefix(kind: &str, k: usize) -> String {
     if k == 0 {
         kind.to_string()
