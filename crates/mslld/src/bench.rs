@@ -95,10 +95,9 @@ pub fn loopback_config(
     }
 }
 
-fn random_key() -> String {
-    (0..32)
-        .map(|_| format!("{:02x}", rand::random::<u8>()))
-        .collect()
+fn random_key() -> anyhow::Result<String> {
+    let k: [u8; 32] = crate::os_random()?;
+    Ok(k.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 /// A plausible IPv4/UDP packet of `size` bytes (the classifier may look at headers).
@@ -136,7 +135,7 @@ pub fn run(
     sa.set_nonblocking(true)?;
     sb.set_nonblocking(true)?;
     let (aa, ab) = (sa.local_addr()?, sb.local_addr()?);
-    let key = random_key();
+    let key = random_key()?;
     // 1 ms one-way delay sizes the SR timers for loopback scheduling jitter rather than for the
     // microsecond loopback RTT.
     let ca = loopback_config(aa, ab, &key, scheme.clone(), rate_mbps, 1.0);

@@ -49,16 +49,16 @@ pub enum ControlRequest {
 }
 
 /// A fresh random session id and the wall-clock counter base (see `wire.rs`).
-pub fn new_session() -> (u64, u64) {
+pub fn new_session() -> std::io::Result<(u64, u64)> {
     let mut s = 0;
     while s == 0 {
-        s = rand::random::<u64>();
+        s = u64::from_le_bytes(crate::os_random()?);
     }
     let base = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_nanos() as u64)
         .unwrap_or(0);
-    (s, base)
+    Ok((s, base))
 }
 
 /// Create and configure the TUN device named in the config.
@@ -85,7 +85,7 @@ pub async fn run(
     shutdown: impl Future<Output = ()>,
 ) -> anyhow::Result<Snapshot> {
     size_socket_buffers(&socket, cfg.limits.socket_buffer);
-    let (session, base) = new_session();
+    let (session, base) = new_session()?;
     let mut tunnel = Tunnel::new(&cfg, session, base)?;
     let peer: SocketAddr = cfg.peer;
     let epoch = std::time::Instant::now();

@@ -25,5 +25,17 @@ pub mod mss;
 pub mod tunnel;
 pub mod wire;
 
+/// `N` bytes from the operating system's random source (keys, session ids).
+///
+/// Straight from `getrandom`, not through `rand`'s thread RNG: `rand`'s `thread_rng` feature here
+/// would, by Cargo's feature unification, give a whole-workspace build another `rand` (and
+/// `getrandom`, `libc`) than `cargo build --bin msll`, so other crate hashes for the simulator,
+/// and the committed PGO profile (tools/pgo/) would silently not apply to it (issue 8, session 18).
+pub fn os_random<const N: usize>() -> std::io::Result<[u8; N]> {
+    let mut b = [0u8; N];
+    getrandom::fill(&mut b).map_err(std::io::Error::from)?;
+    Ok(b)
+}
+
 pub use config::Config;
 pub use tunnel::{Snapshot, Tunnel};

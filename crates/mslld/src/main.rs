@@ -167,7 +167,7 @@ fn main() -> anyhow::Result<()> {
             Ok(())
         }
         Cmd::Keygen => {
-            let k: [u8; 32] = rand::random();
+            let k: [u8; 32] = mslld::os_random()?;
             println!("{}", mslld::wire::Psk(k).to_hex());
             Ok(())
         }
