@@ -210,8 +210,6 @@ pub struct Simulation {
     /// `routes` -> entry, then `ifaces` -> `mtu`) that time sampling put at ~7 % of case a's
     /// time on session 18's machine; this is two (`hops` -> entry).
     hops: Vec<Hop>,
-    /// `nodes.len()`, beside `hops`.
-    n_nodes: usize,
     nodes: Vec<Node>,
     ifaces: Vec<Iface>,
     agents: Vec<AgentSlot>,
@@ -260,7 +258,6 @@ impl Simulation {
             now: Instant::ZERO,
             queue: EventQueue::default(),
             hops: Vec::new(),
-            n_nodes: 0,
             nodes: Vec::new(),
             ifaces: Vec::new(),
             agents: Vec::new(),
@@ -591,7 +588,6 @@ impl Simulation {
     /// Shortest-path static routes (BFS over the duplex links).
     fn compute_routes(&mut self) {
         let n = self.nodes.len();
-        self.n_nodes = n;
         self.hops = vec![
             Hop {
                 iface: NO_HOP,
@@ -796,10 +792,11 @@ impl Simulation {
             }
             return;
         }
-        if dst_node >= self.n_nodes {
+        let n = self.nodes.len();
+        if dst_node >= n {
             return;
         }
-        let hop = self.hops[node * self.n_nodes + dst_node];
+        let hop = self.hops[node * n + dst_node];
         if hop.iface == NO_HOP {
             return;
         }
