@@ -145,11 +145,16 @@ pub fn run_case(name: &str) -> Result<()> {
     let r = sim.run();
     let wall = t0.elapsed().as_secs_f64();
     let c = sim.engine_counters();
+    let speed = crate::speed::Speed {
+        wall_s: wall,
+        ..crate::speed::Speed::of_run(&r)
+    };
     println!(
         "{}",
         serde_json::json!({
             "case": name, "wall_s": wall, "hops": c.hops, "events": c.events,
             "hops_per_s": c.hops as f64 / wall, "events_per_s": c.events as f64 / wall,
+            "sim_s_per_s": speed.sim_s_per_s(), "events_per_sim_s": speed.events_per_sim_s(),
             "peak_rss_kib": peak_rss_kib(), "sim_end_s": r.get("sim.end_s"),
             "ftp_throughput_bps": r.get("ftp.throughput_bps"),
         })
@@ -179,6 +184,13 @@ pub struct CaseResult {
     pub events: u64,
     pub hops_per_s: f64,
     pub events_per_s: f64,
+    /// Simulated seconds per wall second and events per simulated second: with `events_per_s`,
+    /// the three numbers of OMNeT++'s speedometer (`crate::speed`). Absent (0) in reports written
+    /// before session 19.
+    #[serde(default)]
+    pub sim_s_per_s: f64,
+    #[serde(default)]
+    pub events_per_sim_s: f64,
     pub peak_rss_kib: u64,
 }
 
@@ -227,8 +239,8 @@ pub fn run(
         scaling: None,
     };
     print!(
-        "{:<8} {:<62} {:>9} {:>12} {:>12} {:>9}",
-        "case", "scenario", "wall s", "hops/s", "events/s", "RSS MiB"
+        "{:<8} {:<62} {:>9} {:>12} {:>12} {:>9} {:>9} {:>9}",
+        "case", "scenario", "wall s", "hops/s", "events/s", "sim s/s", "ev/sim s", "RSS MiB"
     );
     if base.is_some() {
         print!(" {:>9} {:>9}", "base s", "speed-up");
@@ -269,13 +281,17 @@ pub fn run(
                 events: v["events"].as_u64().unwrap_or(0),
                 hops_per_s: v["hops_per_s"].as_f64().unwrap_or(0.0),
                 events_per_s: v["events_per_s"].as_f64().unwrap_or(0.0),
+                sim_s_per_s: v["sim_s_per_s"].as_f64().unwrap_or(0.0),
+                events_per_sim_s: v["events_per_sim_s"].as_f64().unwrap_or(0.0),
                 peak_rss_kib: v["peak_rss_kib"].as_u64().unwrap_or(0),
             };
             print!(
-                "{name:<8} {desc:<62} {:>9.3} {:>12.0} {:>12.0} {:>9.1}",
+                "{name:<8} {desc:<62} {:>9.3} {:>12.0} {:>12.0} {:>9} {:>9} {:>9.1}",
                 r.wall_s,
                 r.hops_per_s,
                 r.events_per_s,
+                crate::speed::si(r.sim_s_per_s),
+                crate::speed::si(r.events_per_sim_s),
                 r.peak_rss_kib as f64 / 1024.0
             );
             if let Some(b) = &base {
@@ -388,6 +404,8 @@ mod tests {
             events: 1,
             hops_per_s: 1.0,
             events_per_s: 1.0,
+            sim_s_per_s: 1.0,
+            events_per_sim_s: 1.0,
             peak_rss_kib: 1,
         };
         let base = Report {

@@ -9,6 +9,7 @@ pub mod report;
 pub mod reproduce;
 pub mod runner;
 pub mod scenario;
+pub mod speed;
 
 pub use runner::{run_scenario, PointResult, RunOptions};
 pub use scenario::{Scenario, ScenarioError};

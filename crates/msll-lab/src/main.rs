@@ -216,8 +216,10 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
                 threads,
                 progress: std::io::stderr().is_terminal(),
                 trace,
+                speed: Some(Default::default()),
             };
             let results = run_scenario(&sc, &opts)?;
+            let speed = opts.speed.as_ref().map(|m| m.now());
             output::check_metrics(&sc, &results)?;
             let seed = seed.unwrap_or(sc.raw.scenario.seed);
             if let Some(dir) = &out {
@@ -244,6 +246,17 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
                     serde_json::to_string_pretty(&output::json(&sc, &results, seed))?
                 ),
                 Format::Csv => print!("{}", output::summary_csv(&sc, &results, seed)),
+            }
+            if let Some(s) = speed {
+                // The three numbers of OMNeT++'s Cmdenv (peers.md §3.3), on stderr so that the
+                // table, CSV or JSON on stdout stays clean.
+                eprintln!(
+                    "speed: {s} ({} runs, {} events, {} simulated s in {:.2} s)",
+                    s.runs,
+                    s.events,
+                    msll_lab::speed::si(s.sim_s),
+                    s.wall_s
+                );
             }
             Ok(())
         }

@@ -24,8 +24,9 @@ pub struct Context<'a> {
     pub missing: usize,
     pub quick: bool,
     pub selection: Vec<String>,
-    /// Simulation seconds (one core) per scenario, from the cache's run times.
-    pub cpu_s: BTreeMap<String, f64>,
+    /// Simulation seconds (one core) per scenario, from the cache's run times (`wall_s`), with
+    /// the events and simulated time of those runs.
+    pub cpu_s: BTreeMap<String, crate::speed::Speed>,
 }
 
 /// The x-axis label of an error level: the model parameter, as in the seeds' figures.
@@ -232,7 +233,7 @@ pub fn write(dir: &Path, ctx: &Context) -> Result<()> {
         if ctx.quick { " **Quick mode**: 3 replications, FTP files / 20, run lengths / 5 -- a first look, not a reproduction." } else { "" },
         if ctx.selection.is_empty() { String::new() } else { format!(" Selection: {}.", ctx.selection.join(", ")) }
     );
-    let total_cpu: f64 = ctx.cpu_s.values().sum();
+    let total_cpu: f64 = ctx.cpu_s.values().map(|s| s.wall_s).sum();
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let _ = writeln!(
         md,
@@ -280,15 +281,25 @@ pub fn write(dir: &Path, ctx: &Context) -> Result<()> {
     }
     let _ = writeln!(
         md,
-        "## Where the time goes\n\n| scenario | CPU s | share |\n|---|---|---|"
+        "## Where the time goes\n\nCPU seconds of each scenario's runs (a run shared by several scenarios \
+         counts for the first), and the simulator's speed on them, per CPU second: the numbers OMNeT++ \
+         prints (events/s, simulated s/s, events per simulated s).\n\n\
+         | scenario | CPU s | share | runs | events | events/s | simulated s/s | events/simulated s |\n\
+         |---|---|---|---|---|---|---|---|"
     );
-    let mut by_cost: Vec<(&String, &f64)> = ctx.cpu_s.iter().collect();
-    by_cost.sort_by(|a, b| b.1.total_cmp(a.1));
+    let mut by_cost: Vec<(&String, &crate::speed::Speed)> = ctx.cpu_s.iter().collect();
+    by_cost.sort_by(|a, b| b.1.wall_s.total_cmp(&a.1.wall_s));
     for (name, s) in by_cost {
         let _ = writeln!(
             md,
-            "| {name} | {s:.1} | {:.1}% |",
-            100.0 * s / total_cpu.max(1e-9)
+            "| {name} | {:.1} | {:.1}% | {} | {} | {} | {} | {} |",
+            s.wall_s,
+            100.0 * s.wall_s / total_cpu.max(1e-9),
+            s.runs,
+            s.events,
+            crate::speed::si(s.events_per_s()),
+            crate::speed::si(s.sim_s_per_s()),
+            crate::speed::si(s.events_per_sim_s()),
         );
     }
     let _ = writeln!(md);

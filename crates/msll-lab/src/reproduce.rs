@@ -26,6 +26,7 @@ use rayon::prelude::*;
 use crate::output::{self, VERSION};
 use crate::runner::PointResult;
 use crate::scenario::{Point, Scenario};
+use crate::speed::{Speed, Speedometer};
 use crate::{claims, report};
 
 #[derive(Debug, Clone)]
@@ -316,6 +317,7 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<()> {
         .map(|(_, job)| job)
         .filter(|job| !cache_path(&opts.out, &all[job.sc], &job.key).exists())
         .collect();
+    let speed = Speedometer::new();
     if !opts.no_run && !todo.is_empty() {
         let pb = if opts.progress {
             ProgressBar::new(todo.len() as u64)
@@ -341,7 +343,8 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<()> {
             let tmp = path.with_extension("tmp");
             std::fs::write(&tmp, serde_json::to_vec(&res)?)?;
             std::fs::rename(&tmp, &path)?;
-            pb.set_message(sc.name().to_string());
+            speed.add(&res);
+            pb.set_message(format!("{} {}", sc.name(), speed.now()));
             pb.inc(1);
             Ok(())
         };
@@ -359,6 +362,8 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<()> {
         pb.finish_and_clear();
         results.into_iter().collect::<Result<Vec<()>>>()?;
     }
+    // Measured before the report is drawn: the rates of the simulations alone.
+    let run_speed = speed.now();
     let ran = if opts.no_run { 0 } else { todo.len() };
     if let Some((i, n)) = opts.shard {
         eprintln!(
@@ -373,8 +378,9 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<()> {
         .map(|sc| vec![Vec::new(); sc.points.len()])
         .collect();
     let mut missing = 0usize;
-    // CPU seconds per scenario (a run shared by several scenarios is counted where it first appears).
-    let mut cpu: BTreeMap<String, f64> = BTreeMap::new();
+    // CPU seconds per scenario (a run shared by several scenarios is counted where it first
+    // appears), with the events and simulated time of those runs (`wall_s` holds the CPU seconds).
+    let mut cpu: BTreeMap<String, Speed> = BTreeMap::new();
     let mut counted = std::collections::BTreeSet::new();
     for job in &jobs {
         if counted.insert(job.key.clone()) {
@@ -384,16 +390,27 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<()> {
             .ok()
             .and_then(|s| s.trim().parse::<f64>().ok())
             .unwrap_or(0.0);
-            *cpu.entry(all[job.sc].name().to_string()).or_default() += t;
+            cpu.entry(all[job.sc].name().to_string())
+                .or_default()
+                .wall_s += t;
         }
     }
+    let mut loaded = std::collections::BTreeSet::new();
     for job in &jobs {
         let path = cache_path(&opts.out, &all[job.sc], &job.key);
         match std::fs::read(&path) {
-            Ok(b) => per_scenario[job.sc][job.point].push(
-                serde_json::from_slice(&b)
-                    .with_context(|| format!("reading {}", path.display()))?,
-            ),
+            Ok(b) => {
+                let r: RunResult = serde_json::from_slice(&b)
+                    .with_context(|| format!("reading {}", path.display()))?;
+                if loaded.insert(job.key.clone()) {
+                    let w = Speed {
+                        wall_s: 0.0,
+                        ..Speed::of_run(&r)
+                    };
+                    *cpu.entry(all[job.sc].name().to_string()).or_default() += w;
+                }
+                per_scenario[job.sc][job.point].push(r);
+            }
             Err(_) => missing += 1,
         }
     }
@@ -469,6 +486,12 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<()> {
         t0.elapsed().as_secs_f64(),
         opts.out.join("report/index.html").display()
     );
+    if run_speed.runs > 0 {
+        eprintln!(
+            "reproduce: speed of the {} runs executed now, on all cores: {run_speed}",
+            run_speed.runs
+        );
+    }
     Ok(())
 }
 

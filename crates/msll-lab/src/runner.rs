@@ -21,6 +21,9 @@ pub struct RunOptions {
     pub progress: bool,
     /// ns-2-like event trace of the first point's first replication.
     pub trace: Option<PathBuf>,
+    /// Counts every finished run's events and simulated time (`msll run` prints the rates at the
+    /// end, and the progress bar shows them).
+    pub speed: Option<std::sync::Arc<crate::speed::Speedometer>>,
 }
 
 #[derive(Debug, Clone)]
@@ -56,6 +59,7 @@ pub fn run_scenario(sc: &Scenario, opts: &RunOptions) -> anyhow::Result<Vec<Poin
         .progress_chars("=> "),
     );
     pb.set_message(sc.name().to_string());
+    let speed = opts.speed.as_deref();
     let run_one = |&(p, r): &(usize, u32)| -> anyhow::Result<RunResult> {
         let mut cfg = sc.points[p].config.clone();
         cfg.seed = seed;
@@ -74,6 +78,10 @@ pub fn run_scenario(sc: &Scenario, opts: &RunOptions) -> anyhow::Result<Vec<Poin
             }
         }
         let res = sim.run();
+        if let Some(m) = speed {
+            m.add(&res);
+            pb.set_message(format!("{} {}", sc.name(), m.now()));
+        }
         pb.inc(1);
         Ok(res)
     };

@@ -310,6 +310,37 @@ fn good_scenario_runs() {
     assert_eq!(code, 0, "{err}");
 }
 
+/// `msll run` ends with OMNeT++'s three speed figures on stderr, counting exactly the events and
+/// simulated time of the runs it made (here 3 replications of 35 s), and leaves stdout alone.
+#[test]
+fn run_prints_its_speed() {
+    let d = tmpdir("speed");
+    let f = d.join("s.toml");
+    std::fs::write(&f, GOOD.replace("replications = 1", "replications = 3")).unwrap();
+    let out = run_ok(msll().arg("run").arg(&f).args(["--format", "json"]));
+    let err = String::from_utf8(out.stderr).unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
+    let m = &json["points"][0]["metrics"];
+    let events = m["sim.events"]["mean"].as_f64().unwrap() * 3.0;
+    // 5 s of traffic and the 30 s drain, in each replication.
+    assert_eq!(m["sim.end_s"]["mean"].as_f64().unwrap(), 35.0);
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("speed: ev/s="))
+        .unwrap_or_else(|| panic!("no speed line: {err}"));
+    assert!(
+        line.contains(" simsec/s=") && line.contains(" ev/simsec="),
+        "{line}"
+    );
+    assert!(
+        line.contains(&format!(
+            "(3 runs, {} events, 105 simulated s in ",
+            events as u64
+        )),
+        "{line}"
+    );
+}
+
 #[test]
 fn unknown_key() {
     assert_one_line_error(
@@ -480,6 +511,36 @@ fn reproduce_quick_two_figures_writes_report_csv_and_plots() {
         "{}",
         String::from_utf8_lossy(&st.stderr)
     );
+    // Where the time goes: each scenario's runs, with their events and simulated time per CPU
+    // second; the events are those of the runs in the data files.
+    let report = std::fs::read_to_string(out.join("report/README.md")).unwrap();
+    assert!(
+        report.contains("| scenario | CPU s | share | runs | events | events/s | simulated s/s | events/simulated s |"),
+        "{report}"
+    );
+    let row: Vec<&str> = report
+        .lines()
+        .find(|l| l.starts_with("| seed004_fig5_04-05 |"))
+        .expect("a row for the scenario")
+        .split('|')
+        .map(str::trim)
+        .collect();
+    let runs_csv = std::fs::read_to_string(out.join("data/seed004_fig5_04-05.runs.csv")).unwrap();
+    let head: Vec<&str> = runs_csv.lines().next().unwrap().split(',').collect();
+    let (mi, vi) = (
+        head.iter().position(|h| *h == "metric").unwrap(),
+        head.iter().position(|h| *h == "value").unwrap(),
+    );
+    let (mut n, mut events) = (0u64, 0f64);
+    for l in runs_csv.lines().skip(1) {
+        let f: Vec<&str> = l.split(',').collect();
+        if f[mi] == "sim.events" {
+            n += 1;
+            events += f[vi].parse::<f64>().unwrap();
+        }
+    }
+    assert_eq!(row[4], n.to_string(), "{row:?}");
+    assert_eq!(row[5], (events as u64).to_string(), "{row:?}");
 }
 
 /// The reproduce cache keys a run by what determines it, not by where its scenario lives: equal
@@ -641,6 +702,13 @@ fn bench_reports_serve_as_baselines() {
     assert_eq!(report["cases"][0]["case"], "a10");
     assert!(report["cases"][0]["events"].as_u64().unwrap() > 10_000);
     assert!(report["cases"][0]["wall_s"].as_f64().unwrap() > 0.0);
+    // OMNeT++'s speedometer: simulated seconds per second, events per simulated second.
+    let c = &report["cases"][0];
+    let (wall, events) = (c["wall_s"].as_f64().unwrap(), c["events"].as_f64().unwrap());
+    let sim_s = c["sim_s_per_s"].as_f64().unwrap() * wall;
+    assert!(sim_s > 100.0, "a10 simulates minutes: {c}");
+    let ev_per_sim_s = c["events_per_sim_s"].as_f64().unwrap();
+    assert!((ev_per_sim_s * sim_s / events - 1.0).abs() < 1e-9, "{c}");
 
     let out = run_ok(
         msll()
