@@ -279,19 +279,20 @@ pub fn write(dir: &Path, ctx: &Context) -> Result<()> {
         let _ = writeln!(md, "![{}](figures/{}.svg)\n", f.spec.id, f.spec.id);
         let _ = writeln!(md, "{}", f.table);
     }
-    let _ = writeln!(
-        md,
-        "## Where the time goes\n\nCPU seconds of each scenario's runs (a run shared by several scenarios \
-         counts for the first), and the simulator's speed on them, per CPU second: the numbers OMNeT++ \
-         prints (events/s, simulated s/s, events per simulated s).\n\n\
-         | scenario | CPU s | share | runs | events | events/s | simulated s/s | events/simulated s |\n\
-         |---|---|---|---|---|---|---|---|"
+    // In both the Markdown and the HTML report.
+    let time_intro =
+        "CPU seconds of each scenario's runs (a run shared by several scenarios counts for \
+         the first), and the simulator's speed on them, per CPU second: the numbers OMNeT++ prints \
+         (events/s, simulated s/s, events per simulated s).";
+    let mut time_table = String::from(
+        "| scenario | CPU s | share | runs | events | events/s | simulated s/s | events/simulated s |\n\
+         |---|---|---|---|---|---|---|---|\n",
     );
     let mut by_cost: Vec<(&String, &crate::speed::Speed)> = ctx.cpu_s.iter().collect();
     by_cost.sort_by(|a, b| b.1.wall_s.total_cmp(&a.1.wall_s));
     for (name, s) in by_cost {
         let _ = writeln!(
-            md,
+            time_table,
             "| {name} | {:.1} | {:.1}% | {} | {} | {} | {} | {} |",
             s.wall_s,
             100.0 * s.wall_s / total_cpu.max(1e-9),
@@ -302,7 +303,7 @@ pub fn write(dir: &Path, ctx: &Context) -> Result<()> {
             crate::speed::si(s.events_per_sim_s()),
         );
     }
-    let _ = writeln!(md);
+    let _ = writeln!(md, "## Where the time goes\n\n{time_intro}\n\n{time_table}");
     let _ = writeln!(
         md,
         "## Parameter choices\n\nEvery AMBIGUOUS item of the specification and the value msll uses is listed in \
@@ -352,6 +353,12 @@ pub fn write(dir: &Path, ctx: &Context) -> Result<()> {
             md_table_to_html(&f.table)
         );
     }
+    let _ = write!(
+        h,
+        "<h2>Where the time goes</h2><p>{}</p>{}",
+        html_escape(time_intro),
+        md_table_to_html(&time_table)
+    );
     let _ = write!(
         h,
         "<h2>Parameter choices</h2><pre>{}</pre></body></html>",

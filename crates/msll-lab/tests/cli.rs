@@ -541,6 +541,14 @@ fn reproduce_quick_two_figures_writes_report_csv_and_plots() {
     }
     assert_eq!(row[4], n.to_string(), "{row:?}");
     assert_eq!(row[5], (events as u64).to_string(), "{row:?}");
+    // The HTML report has the same table.
+    let html = std::fs::read_to_string(out.join("report/index.html")).unwrap();
+    assert!(
+        html.contains("<h2>Where the time goes</h2>")
+            && html.contains("<th>events/simulated s</th>")
+            && html.contains(&format!("<td>seed004_fig5_04-05</td><td>{}</td>", row[2])),
+        "html time table"
+    );
 }
 
 /// The reproduce cache keys a run by what determines it, not by where its scenario lives: equal
