@@ -333,6 +333,132 @@ pub fn run(
     Ok(())
 }
 
+/// Two-sided p-value of the sign test: the chance, under "either is as likely to be faster", of a
+/// split at least as uneven as `wins` of `n` pairs (exact binomial sum; ties are left out by the
+/// caller).
+pub fn sign_test_p(wins: usize, n: usize) -> f64 {
+    if n == 0 {
+        return 1.0;
+    }
+    let k = wins.min(n - wins);
+    // sum_{i<=k} C(n, i) / 2^n, with the binomial coefficients built as floats (n is small).
+    let (mut c, mut tail) = (1.0f64, 0.0f64);
+    for i in 0..=k {
+        if i > 0 {
+            c = c * (n - i + 1) as f64 / i as f64;
+        }
+        tail += c;
+    }
+    (2.0 * tail / 2f64.powi(n as i32)).min(1.0)
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+/// One case run by a binary as `bench --case NAME`: its JSON line.
+fn case_json(exe: &std::path::Path, name: &str) -> Result<serde_json::Value> {
+    let out = Command::new(exe)
+        .args(["bench", "--case", name])
+        .output()
+        .with_context(|| format!("running {}", exe.display()))?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        bail!(
+            "{} bench --case {name}: {}",
+            exe.display(),
+            err.lines().last().unwrap_or("failed")
+        );
+    }
+    serde_json::from_slice(&out.stdout).with_context(|| {
+        format!(
+            "{} bench --case {name}: not msll bench output (is it an msll binary?)",
+            exe.display()
+        )
+    })
+}
+
+/// `msll bench --against OTHER`: this binary and another msll build, run in alternating pairs
+/// (the order swapped every pair), each pair close in time so that both meet the same machine
+/// state. A noisy machine (session 18-19: 10-20 % between runs of one binary) hides a few per cent
+/// in minima and medians of separate runs; the paired comparison asks how often one was faster
+/// (sign test) and by how much (median of the pairs' ratios). It also says whether both simulated
+/// the same thing (events, simulated time, throughput): an optimisation must keep results.
+pub fn against(only: &[String], pairs: usize, other: &std::path::Path) -> Result<()> {
+    let exe = std::env::current_exe()?;
+    let pairs = pairs.max(1);
+    println!(
+        "{:<8} {:>17} {:>17} {:>11} {:>12} {:>8}  verdict",
+        "case", "this min/med s", "other min/med s", "other/this", "this faster", "p"
+    );
+    for (name, ..) in CASES {
+        if !only.is_empty() && !only.iter().any(|o| o == name) {
+            continue;
+        }
+        let (mut a, mut b, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut wins, mut ties) = (0usize, 0usize);
+        let mut same = true;
+        for i in 0..pairs {
+            let (x, y) = if i % 2 == 0 {
+                let x = case_json(&exe, name)?;
+                (x, case_json(other, name)?)
+            } else {
+                let y = case_json(other, name)?;
+                (case_json(&exe, name)?, y)
+            };
+            let strip = |v: &serde_json::Value| {
+                ["events", "hops", "sim_end_s", "ftp_throughput_bps"].map(|k| v[k].to_string())
+            };
+            same &= strip(&x) == strip(&y);
+            let (tx, ty) = (
+                x["wall_s"].as_f64().unwrap_or(f64::NAN),
+                y["wall_s"].as_f64().unwrap_or(f64::NAN),
+            );
+            if tx < ty {
+                wins += 1;
+            } else if tx == ty {
+                ties += 1;
+            }
+            a.push(tx);
+            b.push(ty);
+            ratios.push(ty / tx);
+        }
+        let n = pairs - ties;
+        let p = sign_test_p(wins, n);
+        let r = median(&mut ratios);
+        let verdict = match (p < 0.05, 2 * wins > n) {
+            (true, true) => format!("this is faster by {:.1} %", 100.0 * (1.0 - 1.0 / r)),
+            (true, false) => format!("this is slower by {:.1} %", 100.0 * (1.0 / r - 1.0)),
+            _ => "no difference shown".into(),
+        };
+        let min = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
+        let (amin, bmin) = (min(&a), min(&b));
+        println!(
+            "{name:<8} {:>17} {:>17} {:>10.3}x {:>12} {:>8.4}  {verdict}{}",
+            format!("{amin:.4}/{:.4}", median(&mut a)),
+            format!("{bmin:.4}/{:.4}", median(&mut b)),
+            r,
+            format!("{wins}/{n}"),
+            p,
+            if same {
+                ", same results"
+            } else {
+                ", RESULTS DIFFER"
+            }
+        );
+    }
+    println!(
+        "({pairs} alternating pairs per case; other/this: median of the pairs' wall-time ratios; p: two-sided sign test; other = {})",
+        other.display()
+    );
+    Ok(())
+}
+
 /// Replications of case (c) (about 35 ms each, so thread start-up does not dominate) on 1 thread vs
 /// all cores, three rounds alternating, the best time of each: this machine switches between fast
 /// and slow states within a second, and one round once read 1.39x where the next three read
@@ -377,6 +503,28 @@ fn scaling() -> Result<Scaling> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sign_test_p_values() {
+        // All 15 pairs one way: 2 / 2^15.
+        assert!((sign_test_p(15, 15) - 2.0 / 32768.0).abs() < 1e-15);
+        assert!((sign_test_p(0, 15) - 2.0 / 32768.0).abs() < 1e-15);
+        // 12 of 15: 2 * (1 + 15 + 105 + 455) / 2^15 = 0.03515625.
+        assert!((sign_test_p(12, 15) - 0.03515625).abs() < 1e-12);
+        // An even split, or no pairs, shows nothing.
+        assert_eq!(sign_test_p(8, 15), 1.0);
+        assert_eq!(sign_test_p(5, 10), 1.0);
+        assert_eq!(sign_test_p(0, 0), 1.0);
+        // 4 of 4 cannot reach 5 %.
+        assert!(sign_test_p(4, 4) > 0.05);
+    }
+
+    #[test]
+    fn medians() {
+        assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&mut [4.0, 1.0, 2.0, 3.0]), 2.5);
+        assert!(median(&mut []).is_nan());
+    }
 
     /// Every case is a valid one-point scenario (a broken case would only show when benchmarked).
     #[test]

@@ -175,6 +175,14 @@ enum Cmd {
         /// wall time and the speed-up (baseline over now).
         #[arg(long)]
         baseline: Option<PathBuf>,
+        /// Compare this binary with another msll build (e.g. one from before a change): the cases
+        /// run in alternating pairs; prints the median ratio, a sign test, and whether the two
+        /// simulated the same results.
+        #[arg(long, value_name = "MSLL_BINARY", conflicts_with_all = ["out", "baseline"])]
+        against: Option<PathBuf>,
+        /// Pairs per case with --against.
+        #[arg(long, default_value_t = 15)]
+        pairs: usize,
         /// Internal: run one case in this process and print JSON.
         #[arg(long, hide = true)]
         case: Option<String>,
@@ -324,10 +332,15 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             repeat,
             out,
             baseline,
+            against,
+            pairs,
             case,
-        } => match case {
-            Some(c) => msll_lab::bench::run_case(&c),
-            None => msll_lab::bench::run(&only, repeat, out.as_deref(), baseline.as_deref()),
+        } => match (case, against) {
+            (Some(c), _) => msll_lab::bench::run_case(&c),
+            (None, Some(other)) => msll_lab::bench::against(&only, pairs, &other),
+            (None, None) => {
+                msll_lab::bench::run(&only, repeat, out.as_deref(), baseline.as_deref())
+            }
         },
     }
 }

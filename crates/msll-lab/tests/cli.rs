@@ -694,6 +694,43 @@ fn run_selects_points_by_label() {
 
 /// `msll bench --out` writes a report that `--baseline` reads back and compares against; a file
 /// that is not such a report is a one-line error naming it, before anything runs.
+/// `bench --against` runs two builds in alternating pairs and says whether they simulated the same
+/// thing; a path that is not an msll build is an error naming it, not a panic.
+#[test]
+fn bench_against_another_build() {
+    let me = PathBuf::from(env!("CARGO_BIN_EXE_msll"));
+    let out = run_ok(
+        msll()
+            .args(["bench", "--only", "a10", "--pairs", "2", "--against"])
+            .arg(&me),
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("a10"))
+        .expect("a10 row");
+    assert!(row.contains("same results"), "{text}");
+    // 2 pairs cannot show a difference at 5 %.
+    assert!(row.contains("no difference shown"), "{text}");
+    assert!(text.contains("2 alternating pairs per case"), "{text}");
+
+    let d = tmpdir("against");
+    let fake = d.join("not-msll");
+    for f in [fake.clone(), PathBuf::from("/bin/true")] {
+        let out = msll()
+            .args(["bench", "--only", "a10", "--pairs", "1", "--against"])
+            .arg(&f)
+            .output()
+            .unwrap();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(
+            err.contains(f.to_str().unwrap()) && !err.contains("panicked"),
+            "{err}"
+        );
+    }
+}
+
 #[test]
 fn bench_reports_serve_as_baselines() {
     let d = tmpdir("bench");
