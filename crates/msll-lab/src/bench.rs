@@ -252,19 +252,14 @@ pub fn run(
         }
         let mut best: Option<serde_json::Value> = None;
         for _ in 0..repeat.max(1) {
-            let out = Command::new(&exe)
-                .args(["bench", "--case", name])
-                .output()?;
-            if !out.status.success() {
-                let err = String::from_utf8_lossy(&out.stderr);
-                println!(
-                    "{name:<8} {desc:<62} skipped: {}",
-                    err.lines().last().unwrap_or("failed")
-                );
-                best = None;
-                break;
-            }
-            let v: serde_json::Value = serde_json::from_slice(&out.stdout)?;
+            let v = match case_run(&exe, name)? {
+                Ok(v) => v,
+                Err(err) => {
+                    println!("{name:<8} {desc:<62} skipped: {err}");
+                    best = None;
+                    break;
+                }
+            };
             if best
                 .as_ref()
                 .is_none_or(|b| v["wall_s"].as_f64() < b["wall_s"].as_f64())
@@ -361,26 +356,32 @@ fn median(v: &mut [f64]) -> f64 {
     }
 }
 
-/// One case run by a binary as `bench --case NAME`: its JSON line.
-fn case_json(exe: &std::path::Path, name: &str) -> Result<serde_json::Value> {
+/// One case run by a binary as `bench --case NAME`: its JSON line, or (inner `Err`) the last line
+/// of its stderr if the case failed. A binary that cannot be run, or prints something else, is an
+/// error naming it.
+fn case_run(exe: &std::path::Path, name: &str) -> Result<Result<serde_json::Value, String>> {
     let out = Command::new(exe)
         .args(["bench", "--case", name])
         .output()
         .with_context(|| format!("running {}", exe.display()))?;
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
-        bail!(
-            "{} bench --case {name}: {}",
-            exe.display(),
-            err.lines().last().unwrap_or("failed")
-        );
+        return Ok(Err(err.lines().last().unwrap_or("failed").to_string()));
     }
-    serde_json::from_slice(&out.stdout).with_context(|| {
-        format!(
-            "{} bench --case {name}: not msll bench output (is it an msll binary?)",
-            exe.display()
-        )
-    })
+    serde_json::from_slice(&out.stdout)
+        .map(Ok)
+        .with_context(|| {
+            format!(
+                "{} bench --case {name}: not msll bench output (is it an msll binary?)",
+                exe.display()
+            )
+        })
+}
+
+/// [`case_run`] for a case that must succeed.
+fn case_json(exe: &std::path::Path, name: &str) -> Result<serde_json::Value> {
+    case_run(exe, name)?
+        .map_err(|err| anyhow::anyhow!("{} bench --case {name}: {err}", exe.display()))
 }
 
 /// `msll bench --against OTHER`: this binary and another msll build, run in alternating pairs
