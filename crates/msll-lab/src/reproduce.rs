@@ -383,31 +383,26 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<()> {
     let mut cpu: BTreeMap<String, Speed> = BTreeMap::new();
     let mut counted = std::collections::BTreeSet::new();
     for job in &jobs {
-        if counted.insert(job.key.clone()) {
-            let t = std::fs::read_to_string(
-                cache_path(&opts.out, &all[job.sc], &job.key).with_extension("time"),
-            )
-            .ok()
-            .and_then(|s| s.trim().parse::<f64>().ok())
-            .unwrap_or(0.0);
+        let path = cache_path(&opts.out, &all[job.sc], &job.key);
+        // Only a run's first job counts it, so a scenario whose runs all appeared before has no row.
+        let first = counted.insert(job.key.clone());
+        if first {
             cpu.entry(all[job.sc].name().to_string())
                 .or_default()
-                .wall_s += t;
+                .wall_s += std::fs::read_to_string(path.with_extension("time"))
+                .ok()
+                .and_then(|s| s.trim().parse::<f64>().ok())
+                .unwrap_or(0.0);
         }
-    }
-    let mut loaded = std::collections::BTreeSet::new();
-    for job in &jobs {
-        let path = cache_path(&opts.out, &all[job.sc], &job.key);
         match std::fs::read(&path) {
             Ok(b) => {
                 let r: RunResult = serde_json::from_slice(&b)
                     .with_context(|| format!("reading {}", path.display()))?;
-                if loaded.insert(job.key.clone()) {
-                    let w = Speed {
+                if first {
+                    *cpu.entry(all[job.sc].name().to_string()).or_default() += Speed {
                         wall_s: 0.0,
                         ..Speed::of_run(&r)
                     };
-                    *cpu.entry(all[job.sc].name().to_string()).or_default() += w;
                 }
                 per_scenario[job.sc][job.point].push(r);
             }
