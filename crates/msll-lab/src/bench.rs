@@ -167,6 +167,10 @@ pub fn run_case(name: &str) -> Result<()> {
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Report {
     pub msll_version: String,
+    /// The machine that measured the figures (`crate::machine`); absent (unknown) in reports
+    /// written before session 20.
+    #[serde(default)]
+    pub machine: crate::machine::Machine,
     /// Runs per case; each case's figures are those of its fastest run.
     pub repeat: usize,
     pub cases: Vec<CaseResult>,
@@ -234,10 +238,21 @@ pub fn run(
     let exe = std::env::current_exe()?;
     let mut report = Report {
         msll_version: crate::output::VERSION.to_string(),
+        machine: crate::machine::Machine::this(),
         repeat: repeat.max(1),
         cases: Vec::new(),
         scaling: None,
     };
+    println!("machine: {}", report.machine);
+    if let Some(b) = &base {
+        if !b.machine.same_as(&report.machine) {
+            println!(
+                "note: the baseline was measured on {}: its speed-ups compare machines as well \
+                 as builds",
+                b.machine
+            );
+        }
+    }
     print!(
         "{:<8} {:<62} {:>9} {:>12} {:>12} {:>9} {:>9} {:>9}",
         "case", "scenario", "wall s", "hops/s", "events/s", "sim s/s", "ev/sim s", "RSS MiB"
@@ -393,6 +408,7 @@ fn case_json(exe: &std::path::Path, name: &str) -> Result<serde_json::Value> {
 pub fn against(only: &[String], pairs: usize, other: &std::path::Path) -> Result<()> {
     let exe = std::env::current_exe()?;
     let pairs = pairs.max(1);
+    println!("machine: {}", crate::machine::Machine::this());
     println!(
         "{:<8} {:>17} {:>17} {:>11} {:>12} {:>8}  verdict",
         "case", "this min/med s", "other min/med s", "other/this", "this faster", "p"
@@ -559,6 +575,7 @@ mod tests {
         };
         let base = Report {
             msll_version: "0".into(),
+            machine: Default::default(),
             repeat: 1,
             cases: vec![case("a", 0.030), case("c", 0.0)],
             scaling: None,

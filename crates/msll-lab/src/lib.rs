@@ -3,6 +3,7 @@
 
 pub mod bench;
 pub mod claims;
+pub mod machine;
 pub mod output;
 pub mod plot;
 pub mod report;

@@ -222,14 +222,15 @@ pub fn write(dir: &Path, ctx: &Context) -> Result<()> {
     let _ = writeln!(
         md,
         "msll {VERSION}. {} scenarios, {} figures, {} simulation runs ({} executed in this invocation, {} missing). \
-         Wall time of this invocation: {:.1} s on {} cores.{}{}\n",
+         Wall time of this invocation: {:.1} s on {}.{}{}\n",
         ctx.scenarios.len(),
         figs.len(),
         ctx.runs_total,
         ctx.runs_executed,
         ctx.missing,
         ctx.wall_s,
-        std::thread::available_parallelism().map_or(1, |n| n.get()),
+        // Timings compare only on one machine (`crate::machine`): name it.
+        crate::machine::Machine::this(),
         if ctx.quick { " **Quick mode**: 3 replications, FTP files / 20, run lengths / 5 -- a first look, not a reproduction." } else { "" },
         if ctx.selection.is_empty() { String::new() } else { format!(" Selection: {}.", ctx.selection.join(", ")) }
     );

@@ -472,6 +472,12 @@ fn reproduce_quick_two_figures_writes_report_csv_and_plots() {
     );
     let report = std::fs::read_to_string(out.join("report/README.md")).unwrap();
     let html = std::fs::read_to_string(out.join("report/index.html")).unwrap();
+    // The wall time is given with the machine it was measured on.
+    let machine = msll_lab::machine::Machine::this().to_string();
+    assert!(
+        report.contains(&format!(" s on {machine}.")),
+        "report names {machine}"
+    );
     for id in [
         "seed004-fig5.4",
         "seed004-fig5.5",
@@ -766,6 +772,39 @@ fn bench_reports_serve_as_baselines() {
         text.contains("speed-up") && row.trim_end().ends_with('x'),
         "{text}"
     );
+    // The report names the machine that measured it; against a baseline from the same machine
+    // there is no warning, against one from another (or an unrecorded) machine there is.
+    let m = &report["machine"];
+    assert!(m["cores"].as_u64().unwrap() >= 1, "{report}");
+    assert!(!m["cpu"].as_str().unwrap().is_empty(), "{report}");
+    assert!(
+        text.lines().next().unwrap().starts_with("machine: "),
+        "{text}"
+    );
+    assert!(!text.contains("baseline was measured on"), "{text}");
+    let mut other = report.clone();
+    other["machine"]["cpu"] = "Some Other CPU".into();
+    let other_path = d.join("other.json");
+    std::fs::write(&other_path, other.to_string()).unwrap();
+    let mut old = report.clone();
+    old.as_object_mut().unwrap().remove("machine");
+    let old_path = d.join("old.json");
+    std::fs::write(&old_path, old.to_string()).unwrap();
+    for (f, says) in [
+        (&other_path, "Some Other CPU"),
+        (&old_path, "an unrecorded machine"),
+    ] {
+        let out = run_ok(
+            msll()
+                .args(["bench", "--only", "a10", "--repeat", "1", "--baseline"])
+                .arg(f),
+        );
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(
+            text.contains(&format!("note: the baseline was measured on {says}")),
+            "{text}"
+        );
+    }
 
     let bad = d.join("bad.json");
     std::fs::write(&bad, "{\"cases\": 3}").unwrap();
