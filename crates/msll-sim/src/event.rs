@@ -33,9 +33,9 @@
 //! counts (+1-2 %) and dropped; session 9 timed them (the heap's sifts are dependent loads, which
 //! instruction counts do not weigh).
 
-use std::collections::VecDeque;
-
-use crate::ladder::LadderQueue;
+use std::cmp::Reverse;
+use std::collections::binary_heap::PeekMut;
+use std::collections::{BinaryHeap, VecDeque};
 
 use msll_proto::Instant;
 
@@ -50,7 +50,7 @@ pub struct EventQueue<E> {
     /// Keys `time << 64 | seq << 24 | slot`: one plain u128 per event, so a sift step is one
     /// two-word comparison and a 16-byte move. Keys are unique (seq is), so the slot bits never
     /// decide an order.
-    heap: LadderQueue,
+    heap: BinaryHeap<Reverse<u128>>,
     slab: Vec<Option<E>>,
     free: Vec<u32>,
     /// FIFO pipes (`push_fifo`): events whose keys only grow, e.g. the arrivals of one link
@@ -67,7 +67,7 @@ pub struct EventQueue<E> {
 impl<E> Default for EventQueue<E> {
     fn default() -> Self {
         EventQueue {
-            heap: LadderQueue::default(),
+            heap: BinaryHeap::new(),
             slab: Vec::new(),
             free: Vec::new(),
             pipes: Vec::new(),
@@ -117,7 +117,7 @@ impl<E> EventQueue<E> {
             (slot as u128) < PIPE_FLAG,
             "event queue limit: 2^23 pending events"
         );
-        self.heap.push(key | slot as u128);
+        self.heap.push(Reverse(key | slot as u128));
     }
 
     /// Push into FIFO pipe `pipe`. The pop order is the same as `push`'s (time, then insertion);
@@ -134,7 +134,7 @@ impl<E> EventQueue<E> {
         match q.back() {
             None => {
                 q.push_back((key, ev));
-                self.heap.push(key | PIPE_FLAG | pipe as u128);
+                self.heap.push(Reverse(key | PIPE_FLAG | pipe as u128));
             }
             Some(&(last, _)) if last < key => q.push_back((key, ev)),
             Some(_) => self.push_slab(key, ev),
@@ -144,11 +144,12 @@ impl<E> EventQueue<E> {
     pub fn peek_time(&self) -> Option<Instant> {
         self.heap
             .peek()
-            .map(|k| Instant::from_nanos((k >> 64) as u64))
+            .map(|Reverse(k)| Instant::from_nanos((*k >> 64) as u64))
     }
 
     pub fn pop(&mut self) -> Option<(Instant, E)> {
-        let k = self.heap.pop()?;
+        let mut top = self.heap.peek_mut()?;
+        let k = top.0;
         self.last = k & !SLOT_MASK;
         let t = (k >> 64) as u64;
         let slot = (k & SLOT_MASK) as u32;
@@ -157,12 +158,17 @@ impl<E> EventQueue<E> {
             let pipe = (slot as u128 & !PIPE_FLAG) as usize;
             let q = &mut self.pipes[pipe];
             let (_, ev) = q.pop_front().expect("pipe head present");
-            // The pipe's next event takes its head's place.
-            if let Some(&(next, _)) = q.front() {
-                self.heap.push(next | PIPE_FLAG | pipe as u128);
+            match q.front() {
+                // The pipe's next event replaces its head in place: one sift instead of a pop
+                // and a push.
+                Some(&(next, _)) => top.0 = next | PIPE_FLAG | pipe as u128,
+                None => {
+                    PeekMut::pop(top);
+                }
             }
             ev
         } else {
+            PeekMut::pop(top);
             let ev = self.slab[slot as usize].take().expect("event slot filled");
             self.free.push(slot);
             ev

@@ -16,7 +16,6 @@ pub mod config;
 pub mod error_model;
 pub mod event;
 pub mod frag;
-pub mod ladder;
 pub mod metrics;
 pub mod presets;
 pub mod rng;
