@@ -31,7 +31,10 @@
 //! time, not instructions): -3 % on the multi-service runs in one hour, nothing in the next; not
 //! kept (docs/performance.md, session 7). Session 4's per-link pipes were judged by instruction
 //! counts (+1-2 %) and dropped; session 9 timed them (the heap's sifts are dependent loads, which
-//! instruction counts do not weigh).
+//! instruction counts do not weigh). Session 20 measured a ladder queue (Tang, Goh and Thng 2005:
+//! Top, rungs of time buckets, a sorted Bottom; commit 1622d11, reverted): with its own PGO
+//! profile +2-8 % instructions and 17-21 % more time on cases a, b-sr and e, since with 5-50
+//! pending keys Bottom empties every few pops and Top is spread over a new rung again.
 
 use std::cmp::Reverse;
 use std::collections::binary_heap::PeekMut;
