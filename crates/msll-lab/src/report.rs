@@ -218,6 +218,8 @@ pub fn write(dir: &Path, ctx: &Context) -> Result<()> {
     }
     let (pass, fail, nr) = crate::claims::tally(ctx.verdicts);
     let mut md = String::new();
+    // Timings compare only on one machine (`crate::machine`): the report names it.
+    let machine = crate::machine::Machine::this();
     let _ = writeln!(md, "# msll reproduction report\n");
     let _ = writeln!(
         md,
@@ -229,13 +231,12 @@ pub fn write(dir: &Path, ctx: &Context) -> Result<()> {
         ctx.runs_executed,
         ctx.missing,
         ctx.wall_s,
-        // Timings compare only on one machine (`crate::machine`): name it.
-        crate::machine::Machine::this(),
+        machine,
         if ctx.quick { " **Quick mode**: 3 replications, FTP files / 20, run lengths / 5 -- a first look, not a reproduction." } else { "" },
         if ctx.selection.is_empty() { String::new() } else { format!(" Selection: {}.", ctx.selection.join(", ")) }
     );
     let total_cpu: f64 = ctx.cpu_s.values().map(|s| s.wall_s).sum();
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cores = machine.cores;
     let _ = writeln!(
         md,
         "Simulation time of the whole selection (all runs, from the cache): {total_cpu:.1} CPU-seconds, i.e. about {:.1} s \
