@@ -49,6 +49,11 @@ fi
 # subshell and `date`, adding ~1 ms to every measured interval (3 % of msll's case a).
 [ -n "${EPOCHREALTIME:-}" ] || { echo "needs bash >= 5 (EPOCHREALTIME)" >&2; exit 1; }
 best() { sort -g | head -1; }
+# The median beside the best: the machines this ran on switch between a fast and a slow state
+# within seconds (session 20: case a 0.028-0.050 s for one build), and a best-of-N can catch one
+# tool in the fast state and the other not.
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
+declare -A M
 declare -A T
 for case in a c; do
     for tool in msll msll-nopgo ns2 ns3; do : > "$tmp/$case-$tool"; done
@@ -71,6 +76,7 @@ for case in a c; do
     done
     for tool in msll msll-nopgo ns2 ns3; do
         T[$case-$tool]=$( [ -s "$tmp/$case-$tool" ] && best < "$tmp/$case-$tool" || echo "")
+        M[$case-$tool]=$( [ -s "$tmp/$case-$tool" ] && median < "$tmp/$case-$tool" || echo "")
     done
 done
 # Start-up alone, alternating too: msll printing its version, ns-2 running an empty script (Tcl and
@@ -98,6 +104,14 @@ for case in a c; do
     done
 done
 echo "(best of $runs alternating runs each; msll times include process start and scenario parsing)"
+for case in a c; do
+    m=${M[$case-msll]}; n2=${M[$case-ns2]}; n3=${M[$case-ns3]}
+    [ -n "$m" ] || continue
+    line=$(printf "median of %s, case %s: msll %.3f s" "$runs" "$case" "$m")
+    [ -n "$n2" ] && line+=$(printf ", ns-2 %.3f s (%.2fx)" "$n2" "$(echo "$n2 / $m" | bc -l)")
+    [ -n "$n3" ] && line+=$(printf ", ns-3 %.3f s (%.1fx)" "$n3" "$(echo "$n3 / $m" | bc -l)")
+    echo "$line"
+done
 if [ -n "${S_ns2:-}" ]; then
     printf "start-up alone (best of %s): msll %.4f s (--version), ns-2 %.4f s (empty script)\n" "$runs" "$S_msll" "$S_ns2"
     for case in a c; do
