@@ -4,6 +4,7 @@
 //! Every case is a scenario text (so the cases track the scenario format), run in a child process
 //! (`msll bench --case NAME`) so that each case's peak RSS is its own.
 
+use std::io::Write;
 use std::process::Command;
 use std::time::Instant as WallClock;
 
@@ -149,7 +150,9 @@ pub fn run_case(name: &str) -> Result<()> {
         wall_s: wall,
         ..crate::speed::Speed::of_run(&r)
     };
-    println!(
+    let mut o = std::io::stdout().lock();
+    writeln!(
+        o,
         "{}",
         serde_json::json!({
             "case": name, "wall_s": wall, "hops": c.hops, "events": c.events,
@@ -158,7 +161,7 @@ pub fn run_case(name: &str) -> Result<()> {
             "peak_rss_kib": peak_rss_kib(), "sim_end_s": r.get("sim.end_s"),
             "ftp_throughput_bps": r.get("ftp.throughput_bps"),
         })
-    );
+    )?;
     Ok(())
 }
 
@@ -243,24 +246,27 @@ pub fn run(
         cases: Vec::new(),
         scaling: None,
     };
-    println!("machine: {}", report.machine);
+    let mut o = std::io::stdout().lock();
+    writeln!(o, "machine: {}", report.machine)?;
     if let Some(b) = &base {
         if !b.machine.same_as(&report.machine) {
-            println!(
+            writeln!(
+                o,
                 "note: the baseline was measured on {}: its speed-ups compare machines as well \
                  as builds",
                 b.machine
-            );
+            )?;
         }
     }
-    print!(
+    write!(
+        o,
         "{:<8} {:<62} {:>9} {:>12} {:>12} {:>9} {:>9} {:>9}",
         "case", "scenario", "wall s", "hops/s", "events/s", "sim s/s", "ev/sim s", "RSS MiB"
-    );
+    )?;
     if base.is_some() {
-        print!(" {:>9} {:>9}", "base s", "speed-up");
+        write!(o, " {:>9} {:>9}", "base s", "speed-up")?;
     }
-    println!();
+    writeln!(o)?;
     for (name, desc, ..) in CASES {
         if !only.is_empty() && !only.iter().any(|o| o == name) {
             continue;
@@ -270,7 +276,7 @@ pub fn run(
             let v = match case_run(&exe, name)? {
                 Ok(v) => v,
                 Err(err) => {
-                    println!("{name:<8} {desc:<62} skipped: {err}");
+                    writeln!(o, "{name:<8} {desc:<62} skipped: {err}")?;
                     best = None;
                     break;
                 }
@@ -295,7 +301,8 @@ pub fn run(
                 events_per_sim_s: v["events_per_sim_s"].as_f64().unwrap_or(0.0),
                 peak_rss_kib: v["peak_rss_kib"].as_u64().unwrap_or(0),
             };
-            print!(
+            write!(
+                o,
                 "{name:<8} {desc:<62} {:>9.3} {:>12.0} {:>12.0} {:>9} {:>9} {:>9.1}",
                 r.wall_s,
                 r.hops_per_s,
@@ -303,42 +310,42 @@ pub fn run(
                 crate::speed::si(r.sim_s_per_s),
                 crate::speed::si(r.events_per_sim_s),
                 r.peak_rss_kib as f64 / 1024.0
-            );
+            )?;
             if let Some(b) = &base {
                 match (
                     b.cases.iter().find(|c| c.case == r.case),
                     speedup_over(b, &r),
                 ) {
-                    (Some(c), Some(x)) => print!(" {:>9.3} {:>8.2}x", c.wall_s, x),
-                    _ => print!(" {:>9} {:>9}", "-", "-"),
+                    (Some(c), Some(x)) => write!(o, " {:>9.3} {:>8.2}x", c.wall_s, x)?,
+                    _ => write!(o, " {:>9} {:>9}", "-", "-")?,
                 }
             }
-            println!();
+            writeln!(o)?;
             report.cases.push(r);
         }
     }
     if only.is_empty() || only.iter().any(|o| o == "scaling") {
         let sc = scaling()?;
-        print!(
+        write!(o,
             "scaling: {} replications of case c, best of 3 alternating rounds: 1 thread {:.3} s, {} threads {:.3} s, speed-up {:.2}x",
             sc.replications, sc.one_thread_s, sc.threads, sc.all_threads_s, sc.speedup
-        );
+        )?;
         if let Some(b) = base.as_ref().and_then(|b| b.scaling.as_ref()) {
-            print!(" (baseline {:.2}x)", b.speedup);
+            write!(o, " (baseline {:.2}x)", b.speedup)?;
         }
-        println!();
+        writeln!(o)?;
         report.scaling = Some(sc);
     }
     if let Some(b) = &base {
-        println!(
+        writeln!(o,
             "(speed-up: the baseline's wall time over this one's, per case; baseline by msll {}, best of {})",
             b.msll_version, b.repeat
-        );
+        )?;
     }
     if let Some(path) = out {
         std::fs::write(path, serde_json::to_string_pretty(&report)? + "\n")
             .with_context(|| format!("writing bench report {}", path.display()))?;
-        println!("wrote {}", path.display());
+        writeln!(o, "wrote {}", path.display())?;
     }
     Ok(())
 }
@@ -408,11 +415,13 @@ fn case_json(exe: &std::path::Path, name: &str) -> Result<serde_json::Value> {
 pub fn against(only: &[String], pairs: usize, other: &std::path::Path) -> Result<()> {
     let exe = std::env::current_exe()?;
     let pairs = pairs.max(1);
-    println!("machine: {}", crate::machine::Machine::this());
-    println!(
+    let mut o = std::io::stdout().lock();
+    writeln!(o, "machine: {}", crate::machine::Machine::this())?;
+    writeln!(
+        o,
         "{:<8} {:>17} {:>17} {:>11} {:>12} {:>8}  verdict",
         "case", "this min/med s", "other min/med s", "other/this", "this faster", "p"
-    );
+    )?;
     for (name, ..) in CASES {
         if !only.is_empty() && !only.iter().any(|o| o == name) {
             continue;
@@ -455,7 +464,8 @@ pub fn against(only: &[String], pairs: usize, other: &std::path::Path) -> Result
         };
         let min = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
         let (amin, bmin) = (min(&a), min(&b));
-        println!(
+        writeln!(
+            o,
             "{name:<8} {:>17} {:>17} {:>10.3}x {:>12} {:>8.4}  {verdict}{}",
             format!("{amin:.4}/{:.4}", median(&mut a)),
             format!("{bmin:.4}/{:.4}", median(&mut b)),
@@ -467,12 +477,12 @@ pub fn against(only: &[String], pairs: usize, other: &std::path::Path) -> Result
             } else {
                 ", RESULTS DIFFER"
             }
-        );
+        )?;
     }
-    println!(
+    writeln!(o,
         "({pairs} alternating pairs per case; other/this: median of the pairs' wall-time ratios; p: two-sided sign test; other = {})",
         other.display()
-    );
+    )?;
     Ok(())
 }
 

@@ -1,6 +1,6 @@
 //! `msll`: run scenarios, benchmark the simulator.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -193,6 +193,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match real_main(cli) {
         Ok(()) => ExitCode::SUCCESS,
+        // A reader that stopped early (`msll list | head`) is not an error: stop quietly, as
+        // Unix tools do (Rust ignores SIGPIPE, so the write fails with EPIPE instead).
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("msll: error: {e:#}");
             if e.downcast_ref::<msll_lab::ScenarioError>().is_some() {
@@ -202,6 +205,14 @@ fn main() -> ExitCode {
             }
         }
     }
+}
+
+/// Whether the error is a write to a closed pipe, anywhere in its chain.
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 fn real_main(cli: Cli) -> anyhow::Result<()> {
@@ -247,13 +258,15 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
                     serde_json::to_string_pretty(&output::json(&sc, &results, seed))?,
                 )?;
             }
+            let mut o = std::io::stdout().lock();
             match format {
-                Format::Table => print!("{}", output::table(&sc, &results)),
-                Format::Json => println!(
+                Format::Table => write!(o, "{}", output::table(&sc, &results))?,
+                Format::Json => writeln!(
+                    o,
                     "{}",
                     serde_json::to_string_pretty(&output::json(&sc, &results, seed))?
-                ),
-                Format::Csv => print!("{}", output::summary_csv(&sc, &results, seed)),
+                )?,
+                Format::Csv => write!(o, "{}", output::summary_csv(&sc, &results, seed))?,
             }
             if let Some(s) = speed {
                 // The three numbers of OMNeT++'s Cmdenv (peers.md §3.3), on stderr so that the
@@ -315,15 +328,17 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             },
         ),
         Cmd::List { scenarios } => {
+            let mut o = std::io::stdout().lock();
             for sc in msll_lab::reproduce::catalogue(&scenarios)? {
                 let figs: Vec<&str> = sc.raw.figure.iter().map(|f| f.id.as_str()).collect();
-                println!(
+                writeln!(
+                    o,
                     "{:<28} {:>4} points  {:<40} {}",
                     sc.name(),
                     sc.points.len(),
                     sc.file,
                     figs.join(" ")
-                );
+                )?;
             }
             Ok(())
         }

@@ -825,3 +825,30 @@ fn bench_reports_serve_as_baselines() {
         assert!(out.stdout.is_empty(), "nothing ran");
     }
 }
+
+/// A reader that stops early (`msll list | head`, `msll run ... | head`) ends the command quietly
+/// with success, as Unix tools do, instead of a panic: the read end is closed before the command
+/// writes anything.
+#[test]
+fn a_closed_stdout_is_not_a_panic() {
+    let d = tmpdir("pipe");
+    let f = d.join("s.toml");
+    std::fs::write(&f, GOOD).unwrap();
+    let catalogue = repo().join("scenarios");
+    let mut list = msll();
+    list.arg("list").arg("--scenarios").arg(&catalogue);
+    let mut run = msll();
+    run.arg("run").arg(&f);
+    for cmd in [&mut list, &mut run] {
+        let mut child = cmd
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{cmd:?}: {err}");
+        assert!(!err.contains("panicked"), "{cmd:?}: {err}");
+    }
+}
