@@ -1,6 +1,8 @@
 //! `mslld`: run the tunnel daemon, query its stats, benchmark it, make a key.
 
+use std::io::Write;
 use std::path::PathBuf;
+use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context;
@@ -114,8 +116,29 @@ fn run_daemon(cfg: Config) -> anyhow::Result<()> {
     })
 }
 
-fn main() -> anyhow::Result<()> {
-    let cli = Cli::parse();
+fn main() -> ExitCode {
+    match real_main(Cli::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        // A reader that stopped early (`mslld bench | head`) is not an error: stop quietly, as
+        // Unix tools do (Rust ignores SIGPIPE, so the write fails with EPIPE instead).
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("mslld: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Whether the error is a write to a closed pipe, anywhere in its chain.
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+fn real_main(cli: Cli) -> anyhow::Result<()> {
+    let mut o = std::io::stdout();
     match cli.cmd {
         Cmd::Run { config, log_json } => {
             init_logs(log_json);
@@ -126,7 +149,7 @@ fn main() -> anyhow::Result<()> {
             let reply = mslld::control::query(&control)?;
             let v: serde_json::Value =
                 serde_json::from_str(reply.trim()).context("daemon reply is not JSON")?;
-            println!("{}", serde_json::to_string_pretty(&v)?);
+            writeln!(o, "{}", serde_json::to_string_pretty(&v)?)?;
             Ok(())
         }
         Cmd::Rate {
@@ -140,7 +163,7 @@ fn main() -> anyhow::Result<()> {
             if let Some(e) = v.get("error") {
                 anyhow::bail!("daemon refused: {e}");
             }
-            println!("{v}");
+            writeln!(o, "{v}")?;
             Ok(())
         }
         Cmd::Bench {
@@ -150,10 +173,14 @@ fn main() -> anyhow::Result<()> {
             rate_mbps,
         } => {
             init_logs(false);
-            println!("scheme,packet_bytes,seconds,packets,gbit_per_s,cpu_s_per_gbit,cpu_cores");
+            writeln!(
+                o,
+                "scheme,packet_bytes,seconds,packets,gbit_per_s,cpu_s_per_gbit,cpu_cores"
+            )?;
             for s in scheme {
                 let r = mslld::bench::run(scheme_by_name(&s)?, seconds, size, rate_mbps)?;
-                println!(
+                writeln!(
+                    o,
                     "{},{},{:.2},{},{:.3},{:.3},{:.2}",
                     s,
                     r.packet_bytes,
@@ -162,13 +189,13 @@ fn main() -> anyhow::Result<()> {
                     r.gbit_per_s,
                     r.cpu_s_per_gbit,
                     r.cpu_cores
-                );
+                )?;
             }
             Ok(())
         }
         Cmd::Keygen => {
             let k: [u8; 32] = mslld::os_random()?;
-            println!("{}", mslld::wire::Psk(k).to_hex());
+            writeln!(o, "{}", mslld::wire::Psk(k).to_hex())?;
             Ok(())
         }
         Cmd::Check { config } => {
@@ -177,7 +204,7 @@ fn main() -> anyhow::Result<()> {
             if cfg.key.is_some() {
                 cfg.key = Some("<redacted>".into());
             }
-            print!("{}", toml::to_string_pretty(&cfg)?);
+            write!(o, "{}", toml::to_string_pretty(&cfg)?)?;
             Ok(())
         }
     }
