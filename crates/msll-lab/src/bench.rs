@@ -134,6 +134,13 @@ fn peak_rss_kib() -> u64 {
 
 /// Run one case in this process and print one JSON line.
 pub fn run_case(name: &str) -> Result<()> {
+    let v = case_value(name)?;
+    writeln!(std::io::stdout().lock(), "{v}")?;
+    Ok(())
+}
+
+/// Run one case in this process: its figures as `run_case` prints them.
+fn case_value(name: &str) -> Result<serde_json::Value> {
     let text = case_text(name)?;
     let sc = Scenario::parse(
         &format!("bench case {name}"),
@@ -150,19 +157,13 @@ pub fn run_case(name: &str) -> Result<()> {
         wall_s: wall,
         ..crate::speed::Speed::of_run(&r)
     };
-    let mut o = std::io::stdout().lock();
-    writeln!(
-        o,
-        "{}",
-        serde_json::json!({
-            "case": name, "wall_s": wall, "hops": c.hops, "events": c.events,
-            "hops_per_s": c.hops as f64 / wall, "events_per_s": c.events as f64 / wall,
-            "sim_s_per_s": speed.sim_s_per_s(), "events_per_sim_s": speed.events_per_sim_s(),
-            "peak_rss_kib": peak_rss_kib(), "sim_end_s": r.get("sim.end_s"),
-            "ftp_throughput_bps": r.get("ftp.throughput_bps"),
-        })
-    )?;
-    Ok(())
+    Ok(serde_json::json!({
+        "case": name, "wall_s": wall, "hops": c.hops, "events": c.events,
+        "hops_per_s": c.hops as f64 / wall, "events_per_s": c.events as f64 / wall,
+        "sim_s_per_s": speed.sim_s_per_s(), "events_per_sim_s": speed.events_per_sim_s(),
+        "peak_rss_kib": peak_rss_kib(), "sim_end_s": r.get("sim.end_s"),
+        "ftp_throughput_bps": r.get("ftp.throughput_bps"),
+    }))
 }
 
 /// What `msll bench --out FILE` writes and `--baseline FILE` reads back: every case's best run,
@@ -551,6 +552,37 @@ mod tests {
         assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
         assert_eq!(median(&mut [4.0, 1.0, 2.0, 3.0]), 2.5);
         assert!(median(&mut []).is_nan());
+    }
+
+    /// The instruction-count baseline (`tools/instr-count/baseline.tsv`) names bench cases and
+    /// records what each simulates now (events, hops, simulated end, throughput, as `bench --case`
+    /// prints them): a change of results must come with a new baseline (`run.sh --update`), or the
+    /// tool would report every case as differing.
+    #[test]
+    fn the_instruction_count_baseline_matches_the_cases() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tools/instr-count/baseline.tsv"
+        );
+        let text = std::fs::read_to_string(path).unwrap();
+        let mut lines = text.lines();
+        assert_eq!(
+            lines.next(),
+            Some("case\tinstructions\tevents\thops\tsim_end_s\tftp_throughput_bps\trustc\tpgo")
+        );
+        let mut seen = 0;
+        for line in lines {
+            let f: Vec<&str> = line.split('\t').collect();
+            assert_eq!(f.len(), 8, "{line}");
+            assert!(CASES.iter().any(|c| c.0 == f[0]), "unknown case {}", f[0]);
+            assert!(f[1].parse::<u64>().is_ok_and(|n| n > 0), "{line}");
+            let v = case_value(f[0]).unwrap();
+            let now =
+                ["events", "hops", "sim_end_s", "ftp_throughput_bps"].map(|k| v[k].to_string());
+            assert_eq!(now, [f[2], f[3], f[4], f[5]], "case {}", f[0]);
+            seen += 1;
+        }
+        assert!(seen >= 4, "baseline has {seen} cases");
     }
 
     /// Every case is a valid one-point scenario (a broken case would only show when benchmarked).
