@@ -132,6 +132,29 @@ fn peak_rss_kib() -> u64 {
         .unwrap_or(0)
 }
 
+/// Refuse `--only` names that are not cases (nor `scaling`, where it may run), naming them and the
+/// cases: a typo would otherwise run nothing and end as a success.
+pub fn check_only(only: &[String], scaling: bool) -> Result<()> {
+    let known = |o: &str| CASES.iter().any(|c| c.0 == o) || (scaling && o == "scaling");
+    let unknown: Vec<&str> = only
+        .iter()
+        .map(String::as_str)
+        .filter(|o| !known(o))
+        .collect();
+    if !unknown.is_empty() {
+        let mut names: Vec<&str> = CASES.iter().map(|c| c.0).collect();
+        if scaling {
+            names.push("scaling");
+        }
+        bail!(
+            "--only: no bench case {} (cases: {})",
+            unknown.join(", "),
+            names.join(", ")
+        );
+    }
+    Ok(())
+}
+
 /// Run one case in this process and print one JSON line.
 pub fn run_case(name: &str) -> Result<()> {
     let v = case_value(name)?;
@@ -415,6 +438,10 @@ fn case_json(exe: &std::path::Path, name: &str) -> Result<serde_json::Value> {
 /// the same thing (events, simulated time, throughput): an optimisation must keep results.
 pub fn against(only: &[String], pairs: usize, other: &std::path::Path) -> Result<()> {
     let exe = std::env::current_exe()?;
+    // Checked before the table's header is printed.
+    if !other.is_file() {
+        bail!("--against {}: no such file", other.display());
+    }
     let pairs = pairs.max(1);
     let mut o = std::io::stdout().lock();
     writeln!(o, "machine: {}", crate::machine::Machine::this())?;

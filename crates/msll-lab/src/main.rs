@@ -95,7 +95,7 @@ enum Cmd {
     Run {
         scenario: PathBuf,
         /// Replications per point (default: the scenario's).
-        #[arg(long)]
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
         reps: Option<u32>,
         /// Master seed (default: the scenario's).
         #[arg(long)]
@@ -106,7 +106,7 @@ enum Cmd {
         #[arg(long, value_enum, default_value = "table")]
         format: Format,
         /// Worker threads (default: all cores). Results do not depend on it.
-        #[arg(long)]
+        #[arg(long, value_parser = at_least_one)]
         threads: Option<usize>,
         /// Write an ns-2-like event trace of the first point's first replication.
         #[arg(long)]
@@ -122,7 +122,7 @@ enum Cmd {
         #[arg(long, value_delimiter = ',')]
         only: Vec<String>,
         /// Replications per point (default: each scenario's, 30).
-        #[arg(long)]
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
         reps: Option<u32>,
         /// A first look: 3 replications, FTP files / 20, run lengths / 5.
         #[arg(long)]
@@ -133,7 +133,8 @@ enum Cmd {
         /// Run only the deterministic shard i of n (e.g. 0/4); combine with `msll merge`.
         #[arg(long)]
         shard: Option<String>,
-        #[arg(long)]
+        /// Worker threads (default: all cores). Results do not depend on it.
+        #[arg(long, value_parser = at_least_one)]
         threads: Option<usize>,
         /// Scenario catalogue directory.
         #[arg(long, default_value = "scenarios")]
@@ -148,7 +149,7 @@ enum Cmd {
         out: PathBuf,
         #[arg(long, value_delimiter = ',')]
         only: Vec<String>,
-        #[arg(long)]
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
         reps: Option<u32>,
         #[arg(long)]
         quick: bool,
@@ -166,7 +167,7 @@ enum Cmd {
         #[arg(long, value_delimiter = ',')]
         only: Vec<String>,
         /// Runs per case; the best is reported.
-        #[arg(long, default_value_t = 3)]
+        #[arg(long, default_value_t = 3, value_parser = at_least_one)]
         repeat: usize,
         /// Also write the figures to this JSON file (a baseline for later runs).
         #[arg(long)]
@@ -181,12 +182,22 @@ enum Cmd {
         #[arg(long, value_name = "MSLL_BINARY", conflicts_with_all = ["out", "baseline"])]
         against: Option<PathBuf>,
         /// Pairs per case with --against.
-        #[arg(long, default_value_t = 15)]
+        #[arg(long, default_value_t = 15, value_parser = at_least_one)]
         pairs: usize,
         /// Internal: run one case in this process and print JSON.
         #[arg(long, hide = true)]
         case: Option<String>,
     },
+}
+
+/// A count that must be positive (threads, repeats, pairs): 0 is refused as clap refuses any
+/// other bad value, naming the option, rather than quietly taken as 1 or as "all cores".
+fn at_least_one(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 fn main() -> ExitCode {
@@ -352,8 +363,12 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             case,
         } => match (case, against) {
             (Some(c), _) => msll_lab::bench::run_case(&c),
-            (None, Some(other)) => msll_lab::bench::against(&only, pairs, &other),
+            (None, Some(other)) => {
+                msll_lab::bench::check_only(&only, false)?;
+                msll_lab::bench::against(&only, pairs, &other)
+            }
             (None, None) => {
+                msll_lab::bench::check_only(&only, true)?;
                 msll_lab::bench::run(&only, repeat, out.as_deref(), baseline.as_deref())
             }
         },

@@ -852,3 +852,57 @@ fn a_closed_stdout_is_not_a_panic() {
         assert!(!err.contains("panicked"), "{cmd:?}: {err}");
     }
 }
+
+/// Counts that must be positive are refused at 0, and `bench --only` refuses names that are not
+/// cases, instead of quietly running one replication, all cores, or nothing at all.
+#[test]
+fn zero_counts_and_unknown_bench_cases_are_refused() {
+    let scenario = repo().join("scenarios/seed004/fig5_04-05.toml");
+    let s = scenario.to_str().unwrap();
+    for (args, needle) in [
+        (vec!["run", s, "--reps", "0"], "'--reps <REPS>'"),
+        (vec!["run", s, "--threads", "0"], "'--threads <THREADS>'"),
+        (vec!["reproduce", "--reps", "0"], "'--reps <REPS>'"),
+        (vec!["reproduce", "--threads", "0"], "'--threads <THREADS>'"),
+        (vec!["bench", "--repeat", "0"], "'--repeat <REPEAT>'"),
+        (
+            vec!["bench", "--pairs", "0", "--against", "x"],
+            "'--pairs <PAIRS>'",
+        ),
+    ] {
+        let out = msll().args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(needle) && err.contains("'0'"),
+            "{args:?}: {err}"
+        );
+    }
+    let out = msll()
+        .args(["bench", "--only", "a10,nope"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("--only: no bench case nope (cases: a, a10,") && err.contains("scaling"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty(), "nothing measured");
+    // `scaling` is no case of `--against`, and a missing binary is named before any output.
+    let out = msll()
+        .args(["bench", "--only", "scaling", "--against", "/bin/true"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no bench case scaling"));
+    let out = msll()
+        .args(["bench", "--only", "a10", "--against", "/nonexistent/msll"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--against /nonexistent/msll: no such file"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+}
