@@ -46,6 +46,30 @@ fn cpu_seconds() -> f64 {
     }
 }
 
+/// The tunnel MTU of the loopback ends (`loopback_config`): the largest packet `run` can send.
+pub const LOOPBACK_MTU: u16 = 1400;
+/// The smallest packet `run` sends: an IPv4 and a UDP header (`ip_packet`).
+pub const MIN_PACKET: usize = 28;
+
+/// Refuse `run` parameters that would measure nothing, naming the option and its value: a time or
+/// a rate that is not positive, a packet smaller than its headers or larger than the loopback MTU
+/// (the tunnel would drop every packet and report 0 Gbit/s).
+pub fn check_params(seconds: f64, packet_bytes: usize, rate_mbps: f64) -> anyhow::Result<()> {
+    if !(seconds.is_finite() && seconds > 0.0) {
+        anyhow::bail!("--seconds {seconds}: must be a positive number of seconds");
+    }
+    if !(MIN_PACKET..=LOOPBACK_MTU as usize).contains(&packet_bytes) {
+        anyhow::bail!(
+            "--size {packet_bytes}: must be in {MIN_PACKET}..={LOOPBACK_MTU} (IPv4 + UDP headers \
+             up to the loopback tunnel's MTU)"
+        );
+    }
+    if !(rate_mbps.is_finite() && rate_mbps > 0.0) {
+        anyhow::bail!("--rate-mbps {rate_mbps}: must be a positive rate");
+    }
+    Ok(())
+}
+
 /// A configuration for one in-process end (no TUN is opened for it).
 pub fn loopback_config(
     bind: SocketAddr,
@@ -65,7 +89,7 @@ pub fn loopback_config(
             name: "unused".into(),
             address: Ipv4Addr::new(198, 19, 0, 1),
             prefix: 24,
-            mtu: 1400,
+            mtu: LOOPBACK_MTU,
             address6: None,
             prefix6: 64,
             mss_clamp: Default::default(),
@@ -130,6 +154,7 @@ pub fn run(
     packet_bytes: usize,
     rate_mbps: f64,
 ) -> anyhow::Result<BenchResult> {
+    check_params(seconds, packet_bytes, rate_mbps)?;
     let sa = std::net::UdpSocket::bind("127.0.0.1:0")?;
     let sb = std::net::UdpSocket::bind("127.0.0.1:0")?;
     sa.set_nonblocking(true)?;

@@ -73,7 +73,12 @@ enum Cmd {
 }
 
 fn scheme_by_name(s: &str) -> anyhow::Result<SchemeConfig> {
-    SchemeConfig::from_name(s).ok_or_else(|| anyhow::anyhow!("unknown scheme {s}"))
+    SchemeConfig::from_name(s).ok_or_else(|| {
+        anyhow::anyhow!(
+            "--scheme {s}: unknown scheme (schemes: {})",
+            SchemeConfig::NAMES.join(", ")
+        )
+    })
 }
 
 fn init_logs(json: bool) {
@@ -172,13 +177,19 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             size,
             rate_mbps,
         } => {
+            // Every argument is checked before the CSV header is printed.
+            let schemes = scheme
+                .iter()
+                .map(|s| scheme_by_name(s).map(|c| (s, c)))
+                .collect::<anyhow::Result<Vec<_>>>()?;
+            mslld::bench::check_params(seconds, size, rate_mbps)?;
             init_logs(false);
             writeln!(
                 o,
                 "scheme,packet_bytes,seconds,packets,gbit_per_s,cpu_s_per_gbit,cpu_cores"
             )?;
-            for s in scheme {
-                let r = mslld::bench::run(scheme_by_name(&s)?, seconds, size, rate_mbps)?;
+            for (s, cfg) in schemes {
+                let r = mslld::bench::run(cfg, seconds, size, rate_mbps)?;
                 writeln!(
                     o,
                     "{},{},{:.2},{},{:.3},{:.3},{:.2}",

@@ -34,3 +34,32 @@ fn errors_are_one_line_with_their_cause() {
     assert!(err.contains("/nonexistent/mslld.toml"), "{err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
 }
+
+/// `mslld bench` refuses, before printing anything, what would measure nothing: an unknown scheme,
+/// no time, no rate, packets smaller than their headers or larger than the loopback tunnel's MTU.
+#[test]
+fn bench_refuses_what_would_measure_nothing() {
+    for (args, needle) in [
+        (
+            &["--scheme", "default,nope"][..],
+            "--scheme nope: unknown scheme (schemes: default,",
+        ),
+        (&["--seconds", "0"][..], "--seconds 0: must be a positive"),
+        (
+            &["--seconds", "NaN"][..],
+            "--seconds NaN: must be a positive",
+        ),
+        (&["--size", "27"][..], "--size 27: must be in 28..=1400"),
+        (&["--size", "1401"][..], "--size 1401: must be in 28..=1400"),
+        (
+            &["--rate-mbps", "0"][..],
+            "--rate-mbps 0: must be a positive",
+        ),
+    ] {
+        let out = Command::new(BIN).arg("bench").args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}: nothing measured");
+    }
+}
