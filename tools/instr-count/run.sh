@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Instructions executed by `msll bench` cases under callgrind, against a committed baseline: the
 # speed measure that does not move with the machine's load or its fast and slow states
-# (docs/performance.md; wall times on these VMs move 15-75 % between runs of one build, instruction
-# counts by less than 0.1 %). opp_repl's "speed tests" do the same for OMNeT++ (peers.md 3.4).
+# (docs/performance.md; one build's wall time moves by up to 75 % between runs on these VMs, its
+# instruction count by a few instructions in 10^8). opp_repl's "speed tests" do the same for OMNeT++ (peers.md 3.4).
 #
 # Usage: tools/instr-count/run.sh [--bin PATH] [--update] [--max-rise PCT] [CASE ...]
 #   CASE        bench cases (default: a10 e f d-sr; b-sr takes ~20 s more under callgrind)
