@@ -333,10 +333,16 @@ impl Config {
             ));
         }
         if !(self.link.rate_mbps.is_finite() && self.link.rate_mbps > 0.0) {
-            return bad(format!("link.rate_mbps = {}", self.link.rate_mbps));
+            return bad(format!(
+                "link.rate_mbps = {}: must be a positive rate",
+                self.link.rate_mbps
+            ));
         }
         if !(self.link.delay_ms.is_finite() && self.link.delay_ms >= 0.0) {
-            return bad(format!("link.delay_ms = {}", self.link.delay_ms));
+            return bad(format!(
+                "link.delay_ms = {}: must be 0 or more milliseconds",
+                self.link.delay_ms
+            ));
         }
         if !(576..=MAX_MTU).contains(&(self.tun.mtu as usize)) {
             return bad(format!(
@@ -373,7 +379,10 @@ impl Config {
                 .validate()
                 .map_err(|e| ConfigError::Invalid(format!("impair.error: {e}")))?;
             if !(im.delay_ms.is_finite() && im.delay_ms >= 0.0) {
-                return bad(format!("impair.delay_ms = {}", im.delay_ms));
+                return bad(format!(
+                    "impair.delay_ms = {}: must be 0 or more milliseconds",
+                    im.delay_ms
+                ));
             }
         }
         self.psk()?;
@@ -562,12 +571,21 @@ delay_ms = 10
         std::fs::create_dir_all(&dir).unwrap();
         let good = SAMPLE.replace(r#""bulk"]"#, r#""bulk", "rt"]"#);
         for (from, to, want) in [
-            ("rate_mbps = 20", "rate_mbps = 0", "link.rate_mbps = 0"),
+            (
+                "rate_mbps = 20",
+                "rate_mbps = 0",
+                "link.rate_mbps = 0: must be a positive rate",
+            ),
             ("rate_mbps = 20", "rate_mbps = \"fast\"", "rate_mbps"),
             (
                 "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f",
                 "00010203",
                 "key: key must be 64 hex digits, got 8 bytes",
+            ),
+            (
+                "delay_ms = 10\n[msll]",
+                "delay_ms = -1\n[msll]",
+                "link.delay_ms = -1: must be 0 or more milliseconds",
             ),
         ] {
             let path = dir.join("bad.toml");
