@@ -11,7 +11,7 @@
 //! `ack = (highest in-order packet + 1) * segment_size`, is `ack_size` (40) bytes long, goes back
 //! to the data packet's source and copies its DS byte.
 
-use std::collections::BTreeSet;
+use std::collections::VecDeque;
 
 use msll_proto::wire::TcpRepr;
 use msll_proto::{Instant, Packet, Timer};
@@ -53,8 +53,11 @@ pub struct TcpSink {
     next: i64,
     /// Highest packet seen (`maxseen_`).
     maxseen: i64,
-    /// Packets held above a gap.
-    held: BTreeSet<i64>,
+    /// Packets held above a gap: `held[i]` says whether packet `next + 1 + i` is held (packet
+    /// `next` never is: it is the one missing). A ring of flags rather than a set: every
+    /// in-order packet asks it, and the packets held are never more than the sender's window
+    /// ahead.
+    held: VecDeque<bool>,
     delack_timer: Timer,
     /// DS byte of the last data packet, copied into ACKs.
     tos: u8,
@@ -72,7 +75,7 @@ impl TcpSink {
             flow,
             next: 0,
             maxseen: -1,
-            held: BTreeSet::new(),
+            held: VecDeque::new(),
             delack_timer: Timer::default(),
             ident: 0,
             stats: SinkStats::default(),
@@ -159,7 +162,7 @@ impl TcpSink {
     /// Record packet `seq` in the receive buffer (ns-2 `Acker::update`) and deliver what became
     /// in order.
     fn update(&mut self, now: Instant, seq: i64) {
-        if seq < self.next || self.held.contains(&seq) {
+        if seq < self.next || self.is_held(seq) {
             self.stats.duplicates += 1;
             return;
         }
@@ -171,7 +174,11 @@ impl TcpSink {
                 }
             }
             self.stats.out_of_order += 1;
-            self.held.insert(seq);
+            let i = (seq - self.next - 1) as usize;
+            if i >= self.held.len() {
+                self.held.resize(i + 1, false);
+            }
+            self.held[i] = true;
             self.maxseen = self.maxseen.max(seq);
             return;
         }
@@ -184,13 +191,20 @@ impl TcpSink {
             }
             self.next = n + 1;
             n += 1;
-            if !self.held.remove(&n) {
+            // The front flag is packet `n`, the new `next`: taken off either way, so that
+            // `held[i]` is packet `next + 1 + i` again.
+            if self.held.pop_front() != Some(true) {
                 break;
             }
         }
         self.stats.delivered_packets += delivered;
         self.stats.delivered_bytes += delivered * self.cfg.segment_size as u64;
         self.stats.last_delivery = Some(now);
+    }
+
+    /// Whether packet `seq` (above `next`) is held.
+    fn is_held(&self, seq: i64) -> bool {
+        seq > self.next && self.held.get((seq - self.next - 1) as usize) == Some(&true)
     }
 
     /// A cumulative ACK for everything received in order so far.

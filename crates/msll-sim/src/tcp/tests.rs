@@ -923,6 +923,41 @@ mod props {
             prop_assert!(s.stats().malformed + s.stats().acks_received == 1);
         }
 
+        /// Any order of arrivals, duplicates included: the sink's ACKs and counters are those of a
+        /// plain set of held packets (the ring of flags it keeps instead must agree with it).
+        #[test]
+        fn sink_matches_a_set_of_held_packets(
+            arrivals in proptest::collection::vec(0i64..48, 0..120),
+            v235 in any::<bool>(),
+        ) {
+            let cfg = if v235 { TcpConfig::ns2_2_35(SEG) } else { TcpConfig::dissertation(SEG) };
+            let mut k = TcpSink::new(cfg, flow()).unwrap();
+            let (mut next, mut held) = (0i64, std::collections::BTreeSet::new());
+            let (mut delivered, mut dups, mut ooo) = (0u64, 0u64, 0u64);
+            for (i, &seq) in arrivals.iter().enumerate() {
+                if seq < next || held.contains(&seq) {
+                    dups += 1;
+                } else if seq > next {
+                    ooo += 1;
+                    held.insert(seq);
+                } else {
+                    next = seq + 1;
+                    while held.remove(&next) {
+                        next += 1;
+                    }
+                    delivered = next as u64;
+                }
+                let ack = ackno(k.handle_data(at(i as f64 * 0.01), &data(seq)));
+                prop_assert_eq!(ack, Some(next - 1));
+            }
+            let st = k.stats();
+            prop_assert_eq!(k.cumulative_ack(), next - 1);
+            // 2.35's SYN (packet 0) carries no data.
+            let syn = u64::from(v235 && next > 0);
+            prop_assert_eq!(st.delivered_packets, delivered - syn);
+            prop_assert_eq!((st.duplicates, st.out_of_order), (dups, ooo));
+        }
+
         /// Any finite pattern of lost transmissions: the transfer completes and the sink delivers
         /// every packet exactly once, in order.
         #[test]
