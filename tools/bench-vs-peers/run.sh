@@ -55,6 +55,7 @@ best() { sort -g | head -1; }
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
 declare -A M
 declare -A T
+declare -A P
 for case in a c; do
     for tool in msll msll-nopgo ns2 ns3; do : > "$tmp/$case-$tool"; done
     for i in $(seq 1 "$runs"); do
@@ -77,6 +78,12 @@ for case in a c; do
     for tool in msll msll-nopgo ns2 ns3; do
         T[$case-$tool]=$( [ -s "$tmp/$case-$tool" ] && best < "$tmp/$case-$tool" || echo "")
         M[$case-$tool]=$( [ -s "$tmp/$case-$tool" ] && median < "$tmp/$case-$tool" || echo "")
+    done
+    # Paired: the peer's time over msll's in the same round (the two ran seconds apart, so
+    # mostly in the same state of the machine), then the median of those ratios.
+    for peer in ns2 ns3; do
+        P[$case-$peer]=$( [ -s "$tmp/$case-$peer" ] &&
+            paste "$tmp/$case-$peer" "$tmp/$case-msll" | awk '{ print $1 / $2 }' | median || echo "")
     done
 done
 # Start-up alone, alternating too: msll printing its version, ns-2 running an empty script (Tcl and
@@ -111,6 +118,10 @@ for case in a c; do
     [ -n "$n2" ] && line+=$(printf ", ns-2 %.3f s (%.2fx)" "$n2" "$(echo "$n2 / $m" | bc -l)")
     [ -n "$n3" ] && line+=$(printf ", ns-3 %.3f s (%.1fx)" "$n3" "$(echo "$n3 / $m" | bc -l)")
     echo "$line"
+    line=$(printf "median of the %s paired ratios (same round), case %s:" "$runs" "$case")
+    [ -n "${P[$case-ns2]}" ] && line+=$(printf " ns-2/msll %.2fx" "${P[$case-ns2]}")
+    [ -n "${P[$case-ns3]}" ] && line+=$(printf " ns-3/msll %.1fx" "${P[$case-ns3]}")
+    [ -n "${P[$case-ns2]}${P[$case-ns3]}" ] && echo "$line"
 done
 if [ -n "${S_ns2:-}" ]; then
     printf "start-up alone (best of %s): msll %.4f s (--version), ns-2 %.4f s (empty script)\n" "$runs" "$S_msll" "$S_ns2"
