@@ -9,6 +9,7 @@ use std::process::Command;
 use std::time::Instant as WallClock;
 
 use anyhow::{bail, Context, Result};
+use msll_sim::sim::EventKinds;
 use msll_sim::Simulation;
 use rayon::prelude::*;
 
@@ -186,6 +187,7 @@ fn case_value(name: &str) -> Result<serde_json::Value> {
         "sim_s_per_s": speed.sim_s_per_s(), "events_per_sim_s": speed.events_per_sim_s(),
         "peak_rss_kib": peak_rss_kib(), "sim_end_s": r.get("sim.end_s"),
         "ftp_throughput_bps": r.get("ftp.throughput_bps"),
+        "events_by_kind": c.kinds,
     }))
 }
 
@@ -223,6 +225,10 @@ pub struct CaseResult {
     #[serde(default)]
     pub events_per_sim_s: f64,
     pub peak_rss_kib: u64,
+    /// The events by kind (absent in reports written before session 22, and from binaries
+    /// that do not print them).
+    #[serde(default)]
+    pub events_by_kind: Option<EventKinds>,
 }
 
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -324,6 +330,7 @@ pub fn run(
                 sim_s_per_s: v["sim_s_per_s"].as_f64().unwrap_or(0.0),
                 events_per_sim_s: v["events_per_sim_s"].as_f64().unwrap_or(0.0),
                 peak_rss_kib: v["peak_rss_kib"].as_u64().unwrap_or(0),
+                events_by_kind: serde_json::from_value(v["events_by_kind"].clone()).ok(),
             };
             write!(
                 o,
@@ -348,6 +355,7 @@ pub fn run(
             report.cases.push(r);
         }
     }
+    write_kinds(&mut o, &report.cases)?;
     if only.is_empty() || only.iter().any(|o| o == "scaling") {
         let sc = scaling()?;
         write!(o,
@@ -370,6 +378,43 @@ pub fn run(
         std::fs::write(path, serde_json::to_string_pretty(&report)? + "\n")
             .with_context(|| format!("writing bench report {}", path.display()))?;
         writeln!(o, "wrote {}", path.display())?;
+    }
+    Ok(())
+}
+
+/// The events of each case by kind, in thousands (the cases measured by a binary that reports
+/// them): what the events/s column counts.
+fn write_kinds(o: &mut impl Write, cases: &[CaseResult]) -> std::io::Result<()> {
+    let rows: Vec<_> = cases
+        .iter()
+        .filter_map(|c| c.events_by_kind.map(|k| (c, k)))
+        .collect();
+    if rows.is_empty() {
+        return Ok(());
+    }
+    writeln!(
+        o,
+        "events by kind, thousands (transmit-completes, packet and frame arrivals, acting and stale interface wake-ups, agent wake-ups):"
+    )?;
+    writeln!(
+        o,
+        "{:<8} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        "case", "events", "tx-done", "pkt-arr", "frame-arr", "if-wake", "(stale)", "agent"
+    )?;
+    let k = |n: u64| n as f64 / 1e3;
+    for (c, e) in rows {
+        writeln!(
+            o,
+            "{:<8} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1}",
+            c.case,
+            k(c.events),
+            k(e.tx_done),
+            k(e.packet_arrivals),
+            k(e.frame_arrivals),
+            k(e.iface_wakes),
+            k(e.stale_iface_wakes),
+            k(e.agent_wakes + e.stale_agent_wakes)
+        )?;
     }
     Ok(())
 }
@@ -628,6 +673,41 @@ mod tests {
         assert!(case_text("nope").is_err());
     }
 
+    /// The events-by-kind table has a row per case that reports them, and is left out when
+    /// none does (a report or binary from before session 22).
+    #[test]
+    fn events_by_kind_table_lists_the_cases_that_have_them() {
+        let v = case_value("a10").unwrap();
+        let k: EventKinds = serde_json::from_value(v["events_by_kind"].clone()).unwrap();
+        assert_eq!(Some(k.total()), v["events"].as_u64());
+        assert!(k.packet_arrivals > 0 && k.frame_arrivals > 0 && k.iface_wakes > 0);
+        let row = |case: &str, kinds| CaseResult {
+            case: case.into(),
+            scenario: String::new(),
+            wall_s: 1.0,
+            hops: 0,
+            events: 50_900,
+            hops_per_s: 0.0,
+            events_per_s: 0.0,
+            sim_s_per_s: 0.0,
+            events_per_sim_s: 0.0,
+            peak_rss_kib: 0,
+            events_by_kind: kinds,
+        };
+        let mut out = Vec::new();
+        write_kinds(&mut out, &[row("old", None)]).unwrap();
+        assert!(out.is_empty());
+        write_kinds(&mut out, &[row("old", None), row("a10", Some(k))]).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3, "{text}");
+        assert!(
+            lines[2].starts_with("a10 ") && lines[2].contains(" 50.9 "),
+            "{text}"
+        );
+        assert!(!text.contains("old"), "{text}");
+    }
+
     #[test]
     fn speedup_is_baseline_over_now_for_cases_the_baseline_has() {
         let case = |name: &str, wall_s: f64| CaseResult {
@@ -641,6 +721,7 @@ mod tests {
             sim_s_per_s: 1.0,
             events_per_sim_s: 1.0,
             peak_rss_kib: 1,
+            events_by_kind: None,
         };
         let base = Report {
             msll_version: "0".into(),

@@ -190,7 +190,10 @@ struct AgentSlot {
 /// Engine-wide work counters.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct EngineCounters {
+    /// Events popped: the sum of `kinds`.
     pub events: u64,
+    /// The same events by kind (filled by `Simulation::engine_counters`).
+    pub kinds: EventKinds,
     /// Frame/packet transmissions on any link (packet-hop transmissions).
     pub hops: u64,
     /// Packets fragmented because they exceed a wireless frame payload.
@@ -199,6 +202,52 @@ pub struct EngineCounters {
     /// `receive_now`; `Simulation::set_shortcuts`): a work counter, which the tests use to check
     /// that the paths they compare are taken, and only where they apply.
     pub direct: u64,
+}
+
+/// The events a run popped, by kind (`msll bench` prints them; sessions 5, 21 and 22 of
+/// docs/performance.md each needed this table and built it by hand). Counting here instead of
+/// in one total costs nothing: each kind's arm of the event loop adds to its own counter.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct EventKinds {
+    /// Transmit-completes: a link freed with work waiting for it.
+    pub tx_done: u64,
+    /// Arrivals of an IP packet at the far end of a wired link.
+    pub packet_arrivals: u64,
+    /// Arrivals of a link frame at the far end of a wireless link (lost frames have none).
+    pub frame_arrivals: u64,
+    /// Interface (endpoint) wake-ups that acted: pacing instants and scheme timers.
+    pub iface_wakes: u64,
+    /// Interface wake-ups popped for an instant no longer armed (`EventQueue::arm`).
+    pub stale_iface_wakes: u64,
+    /// Agent (TCP, application) wake-ups that acted.
+    pub agent_wakes: u64,
+    /// Agent wake-ups popped for an instant no longer armed.
+    pub stale_agent_wakes: u64,
+}
+
+/// The counts the event loop keeps for `EventKinds`: a wake-up is counted when popped and again
+/// when it acts, each in a block the loop already has (stale = popped - acting).
+#[derive(Debug, Default, Clone, Copy)]
+struct KindCounts {
+    tx_done: u64,
+    packet_arrivals: u64,
+    frame_arrivals: u64,
+    iface_wake_pops: u64,
+    iface_wakes: u64,
+    agent_wake_pops: u64,
+    agent_wakes: u64,
+}
+
+impl EventKinds {
+    pub fn total(&self) -> u64 {
+        self.tx_done
+            + self.packet_arrivals
+            + self.frame_arrivals
+            + self.iface_wakes
+            + self.stale_iface_wakes
+            + self.agent_wakes
+            + self.stale_agent_wakes
+    }
 }
 
 pub struct Simulation {
@@ -231,6 +280,8 @@ pub struct Simulation {
     /// (node, first port, span, agent): TCP port ranges owned by WWW apps.
     port_ranges: Vec<(NodeId, u16, u16, AgentId)>,
     spare_www: Vec<Vec<(Side, Packet)>>,
+    /// Events by kind, as the event loop counts them (`engine_counters`).
+    kinds: KindCounts,
 }
 
 fn link_info(l: &LinkSpec) -> Result<(DataRate, Duration), SpecError> {
@@ -270,6 +321,7 @@ impl Simulation {
             transfers_done_at: None,
             port_ranges: Vec::new(),
             spare_www: Vec::new(),
+            kinds: KindCounts::default(),
         };
         // seed004-ch1-3 §3: one-link topologies are wired host -- BS ~~ wireless host; two-link
         // topologies wireless host ~~ BS -- BS ~~ wireless host.
@@ -692,18 +744,20 @@ impl Simulation {
             }
             let (t, ev) = self.queue.pop().expect("peeked");
             self.now = t;
-            self.counters.events += 1;
             match ev {
                 Ev::TxDone(i) => {
+                    self.kinds.tx_done += 1;
                     self.ifaces[i].txdone_pending = false;
                     self.kick(i);
                 }
                 Ev::Arrive(i, payload) => self.arrive(i, payload),
                 Ev::IfaceWake(i) => {
+                    self.kinds.iface_wake_pops += 1;
                     let f = &mut self.ifaces[i];
                     self.queue
                         .popped_wake(&mut f.wakes, f.wake_at, || Ev::IfaceWake(i));
                     if f.wake_at == Some(t) {
+                        self.kinds.iface_wakes += 1;
                         self.ifaces[i].wake_at = None;
                         if !self.paced_send(i) {
                             if let IfaceKind::Msll(ep) = &mut self.ifaces[i].kind {
@@ -714,10 +768,12 @@ impl Simulation {
                     }
                 }
                 Ev::AgentWake(a) => {
+                    self.kinds.agent_wake_pops += 1;
                     let slot = &mut self.agents[a];
                     self.queue
                         .popped_wake(&mut slot.wakes, slot.wake_at, || Ev::AgentWake(a));
                     if slot.wake_at == Some(t) {
+                        self.kinds.agent_wakes += 1;
                         self.agents[a].wake_at = None;
                         self.agent_timeout(a);
                     }
@@ -1051,11 +1107,13 @@ impl Simulation {
         let len = payload.len();
         match payload {
             Payload::Packet(p) => {
+                self.kinds.packet_arrivals += 1;
                 self.trace('r', from, "ip", len, || ident(&p));
                 let node = self.ifaces[i].node;
                 self.route(node, p);
             }
             Payload::Frame(fr) => {
+                self.kinds.frame_arrivals += 1;
                 self.trace('r', from, "frame", len, || fr.first_byte() as u32);
                 let f = &mut self.ifaces[i];
                 if let IfaceKind::Msll(ep) = &mut f.kind {
@@ -1225,7 +1283,21 @@ impl Simulation {
     }
 
     pub fn engine_counters(&self) -> EngineCounters {
-        self.counters
+        let k = &self.kinds;
+        let kinds = EventKinds {
+            tx_done: k.tx_done,
+            packet_arrivals: k.packet_arrivals,
+            frame_arrivals: k.frame_arrivals,
+            iface_wakes: k.iface_wakes,
+            stale_iface_wakes: k.iface_wake_pops - k.iface_wakes,
+            agent_wakes: k.agent_wakes,
+            stale_agent_wakes: k.agent_wake_pops - k.agent_wakes,
+        };
+        EngineCounters {
+            events: kinds.total(),
+            kinds,
+            ..self.counters
+        }
     }
 
     /// Per-direction counters of the wireless links, in topology order.
@@ -1517,7 +1589,7 @@ impl Simulation {
             r.set(&format!("ll.{name}"), v as f64);
         }
         self.msll_results(&mut r);
-        r.set("sim.events", self.counters.events as f64);
+        r.set("sim.events", self.engine_counters().events as f64);
         r.set("sim.hops", self.counters.hops as f64);
         r.set("ip.fragmented", self.counters.fragmented as f64);
         r.set(

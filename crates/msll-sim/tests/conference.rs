@@ -256,3 +256,34 @@ fn packets_larger_than_a_frame_are_fragmented_and_lost_with_any_fragment() {
         r.get("conf.loss").unwrap()
     );
 }
+
+/// The events counted by kind (`EngineCounters::kinds`, what `msll bench` prints) account for
+/// the run: a draining run ends with nothing in flight, so every transmission that was not lost
+/// arrived exactly once, as a packet on a wired link or a frame on a wireless one; every event
+/// is of one kind; and a run over error-prone links with an ARQ scheme has timer wake-ups.
+#[test]
+fn events_by_kind_account_for_every_transmission() {
+    for (topo, scheme) in [(Topology::Lan1, "default"), (Topology::Wan2, "sr-m2")] {
+        let mut c = conf("wlan", topo, 4, 60.0);
+        c.scheme = SchemeConfig::from_name(scheme).unwrap();
+        let mut sim = msll_sim::Simulation::new(&c, std::path::Path::new(".")).unwrap();
+        let r = sim.run();
+        let e = sim.engine_counters();
+        let k = e.kinds;
+        let lost: u64 = sim.wireless_counters().iter().map(|l| l.lost).sum();
+        let what = format!("{topo:?} {scheme}: {k:?}, {} hops, {lost} lost", e.hops);
+        assert!(lost > 0, "{what}");
+        assert_eq!(
+            k.packet_arrivals + k.frame_arrivals + lost,
+            e.hops,
+            "{what}"
+        );
+        // Both topologies have a wired link (LAN1's fixed host, WAN2's two base stations).
+        assert!(k.packet_arrivals > 0 && k.frame_arrivals > 0, "{what}");
+        assert_eq!(e.events, k.total(), "{what}");
+        assert_eq!(r.get("sim.events"), Some(e.events as f64), "{what}");
+        // The conferencing source's talkspurt timers, and SR/M2's retransmission timers.
+        assert!(k.agent_wakes > 0, "{what}");
+        assert!(scheme == "default" || k.iface_wakes > 0, "{what}");
+    }
+}
