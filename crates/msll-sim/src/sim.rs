@@ -192,7 +192,7 @@ struct AgentSlot {
 pub struct EngineCounters {
     /// Events popped: the sum of `kinds`.
     pub events: u64,
-    /// The same events by kind (filled by `Simulation::engine_counters`).
+    /// The same events by kind.
     pub kinds: EventKinds,
     /// Frame/packet transmissions on any link (packet-hop transmissions).
     pub hops: u64,
@@ -223,6 +223,15 @@ pub struct EventKinds {
     pub agent_wakes: u64,
     /// Agent wake-ups popped for an instant no longer armed.
     pub stale_agent_wakes: u64,
+}
+
+/// The work counters the engine keeps as it goes (`EngineCounters` without the event counts,
+/// which `Simulation::engine_counters` derives from `KindCounts`).
+#[derive(Debug, Default, Clone, Copy)]
+struct WorkCounts {
+    hops: u64,
+    fragmented: u64,
+    direct: u64,
 }
 
 /// The counts the event loop keeps for `EventKinds`: a wake-up is counted when popped and again
@@ -271,7 +280,7 @@ pub struct Simulation {
     /// (`TcpSender::take_transmits`), so the packets are not moved one by one into a buffer.
     spare_dq: Vec<VecDeque<Packet>>,
     trace: Option<Box<dyn Write + Send>>,
-    counters: EngineCounters,
+    counters: WorkCounts,
     cfg: SimConfig,
     /// File transfers still running; the run ends when this reaches zero (if any were started).
     transfers_left: usize,
@@ -315,7 +324,7 @@ impl Simulation {
             spare: Vec::new(),
             spare_dq: Vec::new(),
             trace: None,
-            counters: EngineCounters::default(),
+            counters: WorkCounts::default(),
             cfg: cfg.clone(),
             transfers_left: 0,
             transfers_done_at: None,
@@ -1293,10 +1302,13 @@ impl Simulation {
             agent_wakes: k.agent_wakes,
             stale_agent_wakes: k.agent_wake_pops - k.agent_wakes,
         };
+        let w = &self.counters;
         EngineCounters {
             events: kinds.total(),
             kinds,
-            ..self.counters
+            hops: w.hops,
+            fragmented: w.fragmented,
+            direct: w.direct,
         }
     }
 
