@@ -95,7 +95,7 @@ enum Cmd {
     Run {
         scenario: PathBuf,
         /// Replications per point (default: the scenario's).
-        #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..=msll_lab::scenario::MAX_REPLICATIONS as i64))]
         reps: Option<u32>,
         /// Master seed (default: the scenario's).
         #[arg(long)]
@@ -122,7 +122,7 @@ enum Cmd {
         #[arg(long, value_delimiter = ',')]
         only: Vec<String>,
         /// Replications per point (default: each scenario's, 30).
-        #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..=msll_lab::scenario::MAX_REPLICATIONS as i64))]
         reps: Option<u32>,
         /// A first look: 3 replications, FTP files / 20, run lengths / 5.
         #[arg(long)]
@@ -149,7 +149,7 @@ enum Cmd {
         out: PathBuf,
         #[arg(long, value_delimiter = ',')]
         only: Vec<String>,
-        #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..=msll_lab::scenario::MAX_REPLICATIONS as i64))]
         reps: Option<u32>,
         #[arg(long)]
         quick: bool,
@@ -251,6 +251,9 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             let results = run_scenario(&sc, &opts)?;
             let speed = opts.speed.as_ref().map(|m| m.now());
             output::check_metrics(&sc, &results)?;
+            for w in output::incomplete_warnings(&results) {
+                eprintln!("{w}");
+            }
             let seed = seed.unwrap_or(sc.raw.scenario.seed);
             if let Some(dir) = &out {
                 std::fs::create_dir_all(dir)

@@ -201,3 +201,39 @@ pub fn runs_csv(sc: &Scenario, results: &[PointResult], seed: u64) -> String {
     }
     s
 }
+
+/// One line per point and transfer that did not complete in some replications (`*.completed`
+/// = 0): its run reached the end (`scenario.duration_s`, or the 1e6 s cap of a file transfer)
+/// first, so its throughput covers only what was sent by then. `msll run` prints these on
+/// stderr: a stalled transfer otherwise shows a normal-looking throughput.
+pub fn incomplete_warnings(results: &[PointResult]) -> Vec<String> {
+    let mut out = Vec::new();
+    for r in results {
+        let mut keys: Vec<&str> = r
+            .runs
+            .iter()
+            .flat_map(|run| run.metrics.keys())
+            .map(String::as_str)
+            .filter(|k| k.ends_with(".completed"))
+            .collect();
+        keys.sort_unstable();
+        keys.dedup();
+        for k in keys {
+            let missed = r
+                .runs
+                .iter()
+                .filter(|run| run.get(k).is_some_and(|v| v < 1.0))
+                .count();
+            if missed > 0 {
+                out.push(format!(
+                    "warning: {}: {k} = 0 in {missed} of {} replications: the transfer did not \
+                     finish within the run ({} s); its throughput covers only what was sent",
+                    r.point.label,
+                    r.runs.len(),
+                    r.point.config.duration_s
+                ));
+            }
+        }
+    }
+    out
+}

@@ -549,8 +549,11 @@ impl Scenario {
                 m.name
             )));
         }
-        if m.replications == 0 {
-            return Err(err("scenario.replications = 0: must be at least 1".into()));
+        if !(1..=MAX_REPLICATIONS).contains(&m.replications) {
+            return Err(err(format!(
+                "scenario.replications = {}: must be 1..={MAX_REPLICATIONS}",
+                m.replications
+            )));
         }
         if let Some(d) = m.duration_s {
             // Up to a simulated year: the seeds run 500-2000 s.
@@ -560,9 +563,9 @@ impl Scenario {
                 )));
             }
         }
-        if !(m.drain_s.is_finite() && m.drain_s >= 0.0) {
+        if !(m.drain_s.is_finite() && (0.0..=3.2e7).contains(&m.drain_s)) {
             return Err(err(format!(
-                "scenario.drain_s = {}: must be >= 0",
+                "scenario.drain_s = {:?}: must be 0..=3.2e7 seconds (a year)",
                 m.drain_s
             )));
         }
@@ -581,10 +584,15 @@ impl Scenario {
         } else {
             raw.sweep.link.clone()
         };
+        let link_field = if raw.sweep.link.is_empty() {
+            "link.preset"
+        } else {
+            "sweep.link"
+        };
         for l in &links {
             if presets::wireless(l).is_none() {
                 return Err(err(format!(
-                    "link.preset = \"{l}\": unknown link preset (known: {})",
+                    "{link_field} = \"{l}\": unknown link preset (known: {})",
                     presets::WIRELESS_NAMES.join(", ")
                 )));
             }
@@ -594,10 +602,15 @@ impl Scenario {
         } else {
             raw.sweep.topology.clone()
         };
+        let topo_field = if raw.sweep.topology.is_empty() {
+            "topology.name"
+        } else {
+            "sweep.topology"
+        };
         for t in &topos {
             if Topology::from_name(t).is_none() {
                 return Err(err(format!(
-                    "topology.name = \"{t}\": unknown topology (known: {})",
+                    "{topo_field} = \"{t}\": unknown topology (known: {})",
                     presets::TOPOLOGY_NAMES.join(", ")
                 )));
             }
@@ -740,6 +753,7 @@ impl Scenario {
                             msll: msll.clone(),
                             ip_queues: raw.sim.ip_queues,
                         };
+                        check_point(&raw, &config).map_err(err)?;
                         let scheme = msll.as_ref().map_or_else(|| s.label(), MsllConfig::label);
                         points.push(Point {
                             label: format!("{l}/{}/L{lv}/{scheme}", topo.name()),
@@ -782,6 +796,12 @@ impl Scenario {
             return Ok(());
         }
         for pat in patterns {
+            if pat.is_empty() {
+                return Err(ScenarioError {
+                    file: self.file.clone(),
+                    msg: "--point \"\": an empty pattern would match every point".into(),
+                });
+            }
             if !self.points.iter().any(|p| p.label.contains(pat.as_str())) {
                 let labels: Vec<&str> = self.points.iter().map(|p| p.label.as_str()).collect();
                 return Err(ScenarioError {
@@ -946,8 +966,13 @@ fn tcp_spec(i: usize, a: &AppSection, link: &LinkSpec) -> Result<TcpConfig, Stri
         tcp.sink.delayed_ack = d;
     }
     tcp.ds_byte = a.tos.unwrap_or(0);
-    tcp.validate()
-        .map_err(|e| format!("app[{i}].segment_size = {seg}: {e}"))?;
+    // The segment size defaults to the frame payload (seed 004): name the field the user wrote.
+    let field = if a.segment_size.is_some() {
+        format!("app[{i}].segment_size = {seg}")
+    } else {
+        format!("link.frame_payload = {seg} (app[{i}]'s default segment_size)")
+    };
+    tcp.validate().map_err(|e| format!("{field}: {e}"))?;
     Ok(tcp)
 }
 
@@ -984,4 +1009,101 @@ fn www_spec(i: usize, a: &AppSection, link: &LinkSpec) -> Result<AppSpec, String
         connections: a.connections.unwrap_or_default(),
         start_s,
     })
+}
+
+/// Most replications per point (`scenario.replications`, `--reps`). Every replication's result
+/// is kept for the summaries (a few kB each), and a point whose replications are all the same
+/// run still gets one copy per replication: an input audit found 2^32 - 1 aborting on a 100 GB
+/// allocation. 100 000 is far beyond the seeds' 30 and a few hundred MB of results.
+pub const MAX_REPLICATIONS: u32 = 100_000;
+
+/// How far above the fastest link of the topology a conferencing source's peak rate may be.
+/// The source sends at its peak rate whatever the link carries, so the work per simulated
+/// second grows with it: 1e7 bit/s on a 9.6 kbit/s link took seconds per run, 8e9 never ended.
+pub const MAX_CONF_OVERLOAD: u64 = 100;
+
+/// Checks that need the whole point (its link, schemes and run length): values each field
+/// accepts on its own but that this point cannot run with, or that would make it run without
+/// end. The messages name the field and the value, and say why.
+fn check_point(raw: &ScenarioFile, c: &SimConfig) -> Result<(), String> {
+    let link = &c.wireless;
+    // Seed 004's frames are `frame_payload` bytes plus a few header bytes: the payload alone
+    // gives a lower bound on a full frame's transmission time.
+    let frame_ms = link.frame_payload as f64 * 8.0 / link.rate_bps as f64 * 1e3;
+    let mut schemes: Vec<(String, &SchemeConfig)> = Vec::new();
+    match &c.msll {
+        None => schemes.push(("sweep.scheme".into(), &c.scheme)),
+        Some(m) => {
+            let table = if raw.sweep.services.is_empty() {
+                "msll.services"
+            } else {
+                "sweep.services"
+            };
+            for (k, s) in m.services.iter().enumerate() {
+                schemes.push((format!("{table}[{k}]"), s));
+            }
+        }
+    }
+    for (table, s) in &schemes {
+        for (field, ms) in s.answer_timers_ms() {
+            if ms < frame_ms {
+                return Err(format!(
+                    "{table}.{field} = {ms}: shorter than one frame's transmission ({frame_ms:.3} ms \
+                     for {}-byte frames at {} bit/s): it would expire before any answer could \
+                     arrive, resending without end",
+                    link.frame_payload, link.rate_bps
+                ));
+            }
+        }
+    }
+    let fastest = link.rate_bps.max(c.wired.rate_bps);
+    for (i, a) in c.apps.iter().enumerate() {
+        // Only against the implicit cap: a run given an explicit `scenario.duration_s` may mean
+        // to cut the transfer short (`msll run` then warns that it did not complete).
+        if let (AppSpec::Ftp { bytes, .. }, None) = (a, raw.scenario.duration_s) {
+            // Even alone at the wireless link's full rate, with no headers and no loss.
+            let floor_s = *bytes as f64 * 8.0 / link.rate_bps as f64;
+            if floor_s > c.duration_s {
+                return Err(format!(
+                    "app[{i}].bytes = {bytes}: cannot be sent within the run ({:?} s) even at \
+                     the link's full rate ({} bit/s, {floor_s:.3e} s)",
+                    c.duration_s, link.rate_bps
+                ));
+            }
+        }
+        let start_s = match a {
+            AppSpec::Ftp { start_s, .. } | AppSpec::Www { start_s, .. } => *start_s,
+            AppSpec::Conference {
+                start_s,
+                peak_rate_bps,
+                ..
+            } => {
+                if *peak_rate_bps > fastest.saturating_mul(MAX_CONF_OVERLOAD) {
+                    return Err(format!(
+                        "app[{i}].peak_rate_bps = {peak_rate_bps}: more than {MAX_CONF_OVERLOAD} \
+                         times the fastest link of the topology ({fastest} bit/s)"
+                    ));
+                }
+                *start_s
+            }
+        };
+        if start_s >= c.duration_s {
+            return Err(format!(
+                "app[{i}].start_s = {start_s:?}: not before the end of the run ({:?} s{})",
+                c.duration_s,
+                if raw.scenario.duration_s.is_some() {
+                    ", scenario.duration_s"
+                } else {
+                    ""
+                }
+            ));
+        }
+    }
+    if c.msll.is_none() && c.ip_queues == IpQueues::PerService {
+        return Err(
+            "sim.ip_queues = \"per-service\": needs an [msll] section (services to queue for)"
+                .into(),
+        );
+    }
+    Ok(())
 }

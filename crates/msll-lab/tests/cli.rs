@@ -263,10 +263,135 @@ fn impossible_values_are_named_not_run() {
             GOOD.replace("kind = \"conference\"", "kind = \"www\"\nthink_time = true"),
             vec!["think_time", "seconds"],
         ),
+        // Found by the input audit of session 23: each of these hung, aborted or ran to the
+        // 1e6 s cap before it was refused.
+        (
+            "reps-max",
+            GOOD.replace("replications = 1", "replications = 4294967295"),
+            vec!["scenario.replications = 4294967295", "100000"],
+        ),
+        (
+            "gbn-rto-below-frame",
+            sweep("{ kind = \"gbn\", rto_ms = 0.001 }"),
+            vec!["sweep.scheme.rto_ms = 0.001", "frame's transmission"],
+        ),
+        (
+            "rlp-ka-below-frame",
+            sweep("{ kind = \"rlp\", keepalive_ms = 0.001 }"),
+            vec!["sweep.scheme.keepalive_ms = 0.001"],
+        ),
+        (
+            "msll-rto-below-frame",
+            format!(
+                "{GOOD}\n[msll]\nservices = [{{ kind = \"gbn\", rto_ms = 1 }}, \"rlp-oos\"]\n"
+            ),
+            vec!["msll.services[0].rto_ms = 1"],
+        ),
+        (
+            "timer-factor",
+            format!(
+                "{GOOD}\n[msll]\nservices = [\"sr-m2\", \"rlp-oos\"]\ntimer_scaling = {{ fixed = 0.1 }}\n"
+            ),
+            vec!["timer_scaling.fixed = 0.1"],
+        ),
+        (
+            "conf-overload",
+            GOOD.replace(
+                "kind = \"conference\"",
+                "kind = \"conference\"\npeak_rate_bps = 2000000000",
+            ),
+            vec!["app[0].peak_rate_bps = 2000000000", "fastest link"],
+        ),
+        (
+            "two-state-fast",
+            GOOD.replace(
+                "[link]",
+                "[link]\nerror = { model = \"two-state\", good_mean_s = 1e-6, bad_mean_s = 1e-6, ber_good = 0, ber_bad = 1 }",
+            ),
+            vec!["link.error.good_mean_s"],
+        ),
+        (
+            "start-after-end",
+            GOOD.replace("kind = \"conference\"", "kind = \"conference\"\nstart_s = 5"),
+            vec!["app[0].start_s = 5.0", "end of the run"],
+        ),
+        (
+            "drain",
+            GOOD.replace("duration_s = 5", "duration_s = 5\ndrain_s = 1e300"),
+            vec!["scenario.drain_s = 1e300"],
+        ),
+        (
+            "ip-queues-without-msll",
+            format!("{GOOD}\n[sim]\nip_queues = \"per-service\"\n"),
+            vec!["sim.ip_queues"],
+        ),
+        (
+            "frame-payload-as-segment",
+            ftp.replace("[link]", "[link]\nframe_payload = 1"),
+            vec!["link.frame_payload = 1"],
+        ),
+        (
+            "ftp-bytes-beyond-cap",
+            ftp.replace("duration_s = 5\n", "")
+                .replace("bytes = 20000", "bytes = 9223372036854775807"),
+            vec!["app[0].bytes = 9223372036854775807"],
+        ),
+        (
+            "sweep-link",
+            format!("{GOOD}\n[sweep]\nlink = [\"cellular\", \"lte\"]\n"),
+            vec!["sweep.link = \"lte\""],
+        ),
+        (
+            "sweep-topology",
+            format!("{GOOD}\n[sweep]\ntopology = [\"LAN9\"]\n"),
+            vec!["sweep.topology = \"LAN9\""],
+        ),
     ];
     for (tag, text, needles) in cases {
         assert_one_line_error(tag, &text, &needles);
     }
+}
+
+/// A transfer cut short by an explicit `duration_s` still reports a throughput: `msll run` says
+/// on stderr that it did not complete, so a stalled transfer is not mistaken for a slow one.
+#[test]
+fn an_incomplete_transfer_is_reported() {
+    let ftp = GOOD.replace("kind = \"conference\"", "kind = \"ftp\"\nbytes = 2000000");
+    let d = tmpdir("incomplete");
+    let f = d.join("cut.toml");
+    std::fs::write(&f, ftp).unwrap();
+    let out = run_ok(msll().arg("run").arg(&f));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("warning: cellular/LAN1/L1/default: ftp.completed = 0 in 1 of 1"),
+        "{err}"
+    );
+    // A transfer that completes gets no warning.
+    let small = GOOD.replace("kind = \"conference\"", "kind = \"ftp\"\nbytes = 2000");
+    std::fs::write(&f, small).unwrap();
+    let out = run_ok(msll().arg("run").arg(&f));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(!err.contains("warning"), "{err}");
+}
+
+/// `--point ""` would match every label (each contains the empty string): refused.
+#[test]
+fn an_empty_point_pattern_is_refused() {
+    let d = tmpdir("emptypoint");
+    let f = d.join("p.toml");
+    std::fs::write(&f, GOOD).unwrap();
+    let out = msll()
+        .arg("run")
+        .arg(&f)
+        .args(["--point", ""])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("--point \"\"") && err.contains("every point"),
+        "{err}"
+    );
 }
 
 /// Results and figures are keyed by scenario name and figure id: a catalogue where two files

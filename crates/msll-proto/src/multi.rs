@@ -17,6 +17,9 @@ use crate::scheduler::{Discipline, Scheduler};
 use crate::service::{LinkInfo, Role, SchemeConfig, ServiceStats};
 use crate::time::{DataRate, Duration, Instant};
 
+/// Smallest `TimerScaling::Fixed` factor accepted by [`MsllConfig::validate`].
+pub const MIN_TIMER_FACTOR: f64 = 0.5;
+
 /// How services' base timeouts are loosened under multiplexing (seed 004 sec. 6.2.2,
 /// seed004-ch6-9.md sec. 2.4: sharing raises round-trip times).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
@@ -141,9 +144,14 @@ impl MsllConfig {
             return Err("queue_limit = 0: must be at least 1 frame".into());
         }
         if let TimerScaling::Fixed(f) = self.timer_scaling {
-            // Timers scale by f (sec. 6.3): 1e-6..1e6 spans any sharing of one link.
-            if !(f.is_finite() && (1e-6..=1e6).contains(&f)) {
-                return Err(format!("timer_scaling.fixed = {f}: must be in 1e-6..=1e6"));
+            // Timers scale by f (sec. 6.3): sharing loosens them (f >= 1), and a factor below
+            // MIN_TIMER_FACTOR shrinks a derived timer (about a link round trip) below one
+            // frame time, so it expires before any answer can come back: a run that retransmits
+            // or polls without end (an input audit found 1e-6 hanging).
+            if !(f.is_finite() && (MIN_TIMER_FACTOR..=1e6).contains(&f)) {
+                return Err(format!(
+                    "timer_scaling.fixed = {f}: must be in {MIN_TIMER_FACTOR}..=1e6"
+                ));
             }
         }
         let bad = |s: u8| s as usize >= n;

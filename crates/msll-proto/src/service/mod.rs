@@ -631,6 +631,29 @@ impl SchemeConfig {
         }
     }
 
+    /// The configured timers that wait for an answer from the other end of the link (a
+    /// retransmission timeout, a NAK timeout, a keepalive), by field name. One shorter than a
+    /// frame's transmission time expires before any answer can arrive, so the scheme resends or
+    /// polls without end; the simulator's scenario check refuses that, as it knows the link.
+    pub fn answer_timers_ms(&self) -> Vec<(&'static str, f64)> {
+        let mut v = Vec::new();
+        match self {
+            SchemeConfig::Gbn { rto_ms, .. } | SchemeConfig::Sr { rto_ms, .. } => {
+                v.extend(rto_ms.map(|t| ("rto_ms", t)));
+            }
+            SchemeConfig::Rlp {
+                nak_timeout_ms,
+                keepalive_ms,
+                ..
+            } => {
+                v.extend(nak_timeout_ms.map(|t| ("nak_timeout_ms", t)));
+                v.extend(keepalive_ms.map(|t| ("keepalive_ms", t)));
+            }
+            SchemeConfig::Default | SchemeConfig::Xor { .. } | SchemeConfig::Snoop { .. } => {}
+        }
+        v
+    }
+
     /// Short label used in tables and file names: the short name, plus suffixes for fields that
     /// differ from that name's recommended defaults.
     pub fn label(&self) -> String {
