@@ -64,12 +64,8 @@ pub fn run_scenario(sc: &Scenario, opts: &RunOptions) -> anyhow::Result<Vec<Poin
         let mut cfg = sc.points[p].config.clone();
         cfg.seed = seed;
         cfg.replication = r;
-        let mut sim = Simulation::new(&cfg, &sc.dir).map_err(|e| {
-            anyhow::Error::new(crate::ScenarioError {
-                file: sc.file.clone(),
-                msg: e.to_string(),
-            })
-        })?;
+        let mut sim = Simulation::new(&cfg, &sc.dir)
+            .map_err(|e| anyhow::Error::new(crate::scenario::sim_error(&sc.file, e)))?;
         if p == 0 && r == 0 {
             if let Some(path) = &opts.trace {
                 let f = std::fs::File::create(path)

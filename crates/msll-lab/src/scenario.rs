@@ -208,8 +208,9 @@ fn msll_variants(raw: &ScenarioFile) -> Result<Vec<MsllConfig>, String> {
                 queue_limit: sec.queue_limit.map(|q| q as usize),
                 timer_scaling: sec.timer_scaling.unwrap_or_default(),
             };
+            // MsllConfig names fields relative to its table: prefix them as the file has them.
             m.validate()
-                .map_err(|e| format!("msll ({}): {e}", m.label()))?;
+                .map_err(|e| format!("msll.{e} (services {})", m.label()))?;
             out.push(m);
         }
     }
@@ -513,6 +514,18 @@ fn toml_error(file: &str, text: &str, e: &toml::de::Error) -> ScenarioError {
             file: file.into(),
             msg,
         },
+    }
+}
+
+/// A `Simulation::new` error as a scenario error: `SimConfig`'s `wireless` is the scenario's
+/// `[link]` table, so its fields are named as the user wrote them (`link.error.path`).
+pub fn sim_error(file: &str, mut e: msll_sim::error_model::SpecError) -> ScenarioError {
+    if let Some(rest) = e.field.strip_prefix("wireless.") {
+        e.field = format!("link.{rest}");
+    }
+    ScenarioError {
+        file: file.into(),
+        msg: e.to_string(),
     }
 }
 

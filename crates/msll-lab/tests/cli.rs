@@ -342,6 +342,18 @@ fn impossible_values_are_named_not_run() {
             vec!["sweep.link = \"lte\""],
         ),
         (
+            "heuristic-classifier-one-service",
+            format!(
+                "{GOOD}\n[msll]\nservices = [\"sr-m2\"]\nclassifier = \"heuristic\"\n"
+            ),
+            vec!["msll.classifier", "service 1", "1 entry"],
+        ),
+        (
+            "msll-rates",
+            format!("{GOOD}\n[msll]\nservices = [\"sr-m2\", \"rlp-oos\"]\nrates = [1, 2, 3]\n"),
+            vec!["msll.rates"],
+        ),
+        (
             "sweep-topology",
             format!("{GOOD}\n[sweep]\ntopology = [\"LAN9\"]\n"),
             vec!["sweep.topology = \"LAN9\""],
@@ -536,7 +548,8 @@ fn missing_trace_file_and_missing_scenario() {
         "[link]",
         "[link]\nerror = { model = \"trace\", path = \"nowhere.txt\" }",
     );
-    assert_one_line_error("trace", &t, &["nowhere.txt"]);
+    // Named as the file has it (`[link] error`), not as the simulator's config calls it.
+    assert_one_line_error("trace", &t, &["link.error.path", "nowhere.txt"]);
     let out = msll()
         .args(["run", "/definitely/not/here.toml"])
         .output()

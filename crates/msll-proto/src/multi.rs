@@ -163,9 +163,12 @@ impl MsllConfig {
             ));
         }
         if let Some(r) = c.rules.iter().find(|r| bad(r.service)) {
+            // The rules may be the built-in ones of a named classifier ("heuristic"), not
+            // written by the user: say what they ask for.
             return Err(format!(
-                "classifier.rules: service {} does not exist",
-                r.service
+                "classifier: a rule sends packets to service {}, but services has {n} entr{}",
+                r.service,
+                if n == 1 { "y" } else { "ies" }
             ));
         }
         if let Some((i, [lo, hi])) = c

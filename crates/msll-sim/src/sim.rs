@@ -375,7 +375,16 @@ impl Simulation {
                         streams.per_replication(&format!("{name}/draw")),
                         base_dir,
                     )
-                    .map_err(|e| prefix(e, "wireless.error"))?;
+                    .map_err(|e| {
+                        prefix(
+                            e,
+                            if wireless {
+                                "wireless.error"
+                            } else {
+                                "wired.error"
+                            },
+                        )
+                    })?;
                 let kind = if wireless {
                     // The base station is the node with a wired link: node 1 (and node 2 in 2-link).
                     let role = if from == 1 || (two && from == 2) {

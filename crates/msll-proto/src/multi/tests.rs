@@ -300,7 +300,14 @@ fn config_serde_and_validation() {
     assert!(bad.validate().unwrap_err().starts_with("rates"));
     let mut bad = cfg.clone();
     bad.classifier.rules[0].service = 4;
-    assert!(bad.validate().unwrap_err().contains("rules"));
+    let e = bad.validate().unwrap_err();
+    assert!(e.contains("service 4") && e.contains("2 entries"), "{e}");
+    let mut bad = cfg.clone();
+    bad.timer_scaling = TimerScaling::Fixed(0.1);
+    assert!(bad
+        .validate()
+        .unwrap_err()
+        .contains("timer_scaling.fixed = 0.1"));
     let mut bad = cfg;
     bad.services = vec![SchemeConfig::Default; 17];
     bad.rates.clear();
