@@ -428,20 +428,37 @@ fn scheme_from_table(t: &toml::Table) -> Result<SchemeConfig, String> {
 #[derive(Debug, Clone, Deserialize, Serialize, Default)]
 #[serde(deny_unknown_fields)]
 pub struct Sweep {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "non_empty")]
     pub level: Vec<i64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "non_empty")]
     pub scheme: Vec<SchemeRef>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "non_empty")]
     pub topology: Vec<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "non_empty")]
     pub link: Vec<String>,
     /// Multi-service axis: one list of services per point (needs `[msll]`).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "non_empty")]
     pub services: Vec<Vec<SchemeRef>>,
     /// Multi-service axis: "scfq" and/or "fifo" (Figs 8.2/8.3).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "non_empty")]
     pub scheduler: Vec<Discipline>,
+}
+
+/// A sweep axis given as `[]`: an omitted axis takes its default (level 1, the Default scheme,
+/// the `[link]` preset...), and an empty one silently did the same, which is never what was
+/// meant. The parse error carries the file, line and key.
+fn non_empty<'de, D, T>(d: D) -> Result<Vec<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    let v = Vec::<T>::deserialize(d)?;
+    if v.is_empty() {
+        return Err(serde::de::Error::custom(
+            "an empty sweep axis: give at least one value, or omit the key for its default",
+        ));
+    }
+    Ok(v)
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]

@@ -354,6 +354,11 @@ fn impossible_values_are_named_not_run() {
             vec!["msll.rates"],
         ),
         (
+            "sweep-empty-axis",
+            format!("{GOOD}\n[sweep]\nlevel = []\n"),
+            vec!["level = []", "empty sweep axis"],
+        ),
+        (
             "sweep-topology",
             format!("{GOOD}\n[sweep]\ntopology = [\"LAN9\"]\n"),
             vec!["sweep.topology = \"LAN9\""],
