@@ -664,6 +664,14 @@ impl Scenario {
                 )));
             }
         }
+        // An explicit `[link] error` replaces the preset's model at every level but 0: two lossy
+        // levels would be the same runs under two labels (and two curves of one figure).
+        if raw.link.error.is_some() && levels.iter().filter(|&&l| l > 0).count() > 1 {
+            return Err(err(format!(
+                "sweep.level = {levels:?}: link.error replaces every lossy level's model, so these \
+                 levels would be identical runs; sweep at most one level above 0"
+            )));
+        }
         let schemes: Vec<SchemeConfig> = if raw.sweep.scheme.is_empty() {
             vec![SchemeConfig::Default]
         } else {

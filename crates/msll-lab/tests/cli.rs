@@ -359,6 +359,14 @@ fn impossible_values_are_named_not_run() {
             vec!["level = []", "empty sweep axis"],
         ),
         (
+            "explicit-error-many-levels",
+            format!(
+                "{}\n[sweep]\nlevel = [1, 4]\n",
+                GOOD.replace("[link]", "[link]\nerror = { model = \"bernoulli\", p = 0.1 }")
+            ),
+            vec!["sweep.level = [1, 4]", "link.error"],
+        ),
+        (
             "sweep-topology",
             format!("{GOOD}\n[sweep]\ntopology = [\"LAN9\"]\n"),
             vec!["sweep.topology = \"LAN9\""],
