@@ -4,14 +4,22 @@
 //! its label ("L4/rlp1" matches "cellular/LAN1/L4/rlp1"); `L*` repeats the check at every error
 //! level > 0 of the scenario. Means are compared; "nearly identical" uses the +/- 1 sd bars, as the
 //! seeds' figures do.
+//!
+//! A claim is checked against the scenario catalogue when it is loaded, before anything runs: its
+//! scenario must be in the catalogue, each point it selects must be exactly one point of that
+//! scenario's sweep (at every level, for `L*`), and that point must report its metric. A typo is
+//! then an error naming the file, the claim, the field and the value; it is never a claim that
+//! quietly reads NOT-RUN. NOT-RUN is left for claims whose scenario exists but was not run (not
+//! selected by `--only`, or results missing from a merge).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use anyhow::{Context, Result};
 use serde::Deserialize;
 
 use crate::runner::PointResult;
+use crate::scenario::{toml_error, Scenario, ScenarioError};
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -90,20 +98,242 @@ pub struct Verdict {
     pub measured: String,
 }
 
-pub fn load(path: &Path) -> Result<Vec<Claim>> {
+/// Read the claims file at `path` and check every claim against `catalogue` (see [`parse`]).
+pub fn load(path: &Path, catalogue: &[Scenario]) -> Result<Vec<Claim>> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    let f: ClaimFile = toml::from_str(&text)
-        .with_context(|| format!("{}: invalid claims file", path.display()))?;
+    Ok(parse(&path.display().to_string(), &text, catalogue)?)
+}
+
+/// Parse a claims file and check it against `catalogue` (the whole catalogue, not a `--only`
+/// selection: a claim about a scenario that was not selected is still checked); the first
+/// problem is an error naming `file`, the claim id, the field and the value.
+pub fn parse(file: &str, text: &str, catalogue: &[Scenario]) -> Result<Vec<Claim>, ScenarioError> {
+    let f: ClaimFile = toml::from_str(text).map_err(|e| toml_error(file, text, &e))?;
+    validate(&f.claim, catalogue).map_err(|msg| ScenarioError {
+        file: file.into(),
+        msg,
+    })?;
     Ok(f.claim)
+}
+
+/// Levenshtein distance, for "did you mean" suggestions.
+fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+/// " (did you mean \"x\"?)" for the candidate nearest to `want`, if it is near enough to be a
+/// likely typo (at most a third of the characters differ); else "".
+fn did_you_mean<'a>(want: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
+    candidates
+        .into_iter()
+        .map(|c| (distance(want, c), c))
+        .filter(|(d, _)| *d > 0 && *d <= (want.chars().count() / 3).max(2))
+        .min()
+        .map_or_else(String::new, |(_, c)| format!(" (did you mean \"{c}\"?)"))
+}
+
+/// The point selectors of a check, each with its field name.
+fn selectors(c: &Check) -> Vec<(String, &str)> {
+    match c {
+        Check::Below { a, .. }
+        | Check::Above { a, .. }
+        | Check::Approx { a, .. }
+        | Check::Between { a, .. } => vec![("check.a".into(), a.as_str())],
+        Check::Greater { a, b }
+        | Check::Ratio { a, b, .. }
+        | Check::Close { a, b }
+        | Check::Drop { a, b, .. } => {
+            vec![
+                ("check.a".into(), a.as_str()),
+                ("check.b".into(), b.as_str()),
+            ]
+        }
+        Check::Order { points } => points
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (format!("check.points[{i}]"), p.as_str()))
+            .collect(),
+    }
+}
+
+/// Numbers a check cannot be evaluated against (NaN), bounds that no value can meet, and an
+/// ordering of fewer than two points: each would be a verdict that means nothing.
+fn check_values(c: &Check) -> Result<(), String> {
+    let bounds = |lo: f64, hi: f64| {
+        if lo.is_nan() || hi.is_nan() || lo > hi {
+            Err(format!("check.lo = {lo}, check.hi = {hi}: need lo <= hi"))
+        } else {
+            Ok(())
+        }
+    };
+    match c {
+        Check::Below { value, .. } | Check::Above { value, .. } if value.is_nan() => {
+            Err(format!("check.value = {value}: must be a number"))
+        }
+        Check::Approx { value, rel_tol, .. } => {
+            if !value.is_finite() {
+                Err(format!("check.value = {value}: must be a finite number"))
+            } else if !(rel_tol.is_finite() && *rel_tol >= 0.0) {
+                Err(format!("check.rel_tol = {rel_tol}: must be >= 0"))
+            } else {
+                Ok(())
+            }
+        }
+        Check::Between { lo, hi, .. }
+        | Check::Ratio { lo, hi, .. }
+        | Check::Drop { lo, hi, .. } => bounds(*lo, *hi),
+        Check::Order { points } if points.len() < 2 => Err(format!(
+            "check.points = {points:?}: an ordering needs at least 2 points"
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Does selector `sel` pick the point labelled `label` (the whole label or a `/`-separated end)?
+fn selects(label: &str, sel: &str) -> bool {
+    label == sel
+        || label
+            .strip_suffix(sel)
+            .is_some_and(|head| head.ends_with('/'))
+}
+
+/// Check `claims` against `catalogue`; the first problem, as "claim \"id\": field = value: why".
+fn validate(claims: &[Claim], catalogue: &[Scenario]) -> Result<(), String> {
+    let mut ids = BTreeSet::new();
+    // Metric keys by (scenario, point), built once per point (`Scenario::metric_names`).
+    let mut metrics: BTreeMap<(usize, usize), Option<BTreeSet<String>>> = BTreeMap::new();
+    for c in claims {
+        let fail = |msg: String| Err(format!("claim \"{}\": {msg}", c.id));
+        if c.id.trim().is_empty() {
+            return fail("id = \"\": must not be empty".into());
+        }
+        // The report has one row per id: two claims with one id could not be told apart.
+        if !ids.insert(c.id.as_str()) {
+            return fail(format!("id = \"{}\": given twice", c.id));
+        }
+        let Some(si) = catalogue.iter().position(|sc| sc.name() == c.scenario) else {
+            return fail(format!(
+                "scenario = \"{}\": no such scenario{}",
+                c.scenario,
+                did_you_mean(&c.scenario, catalogue.iter().map(Scenario::name))
+            ));
+        };
+        let sc = &catalogue[si];
+        if let Err(msg) = check_values(&c.check) {
+            return fail(msg);
+        }
+        let mut levels: Vec<u8> = sc
+            .points
+            .iter()
+            .map(|p| p.level)
+            .filter(|l| *l > 0)
+            .collect();
+        levels.sort_unstable();
+        levels.dedup();
+        for (field, sel) in selectors(&c.check) {
+            // `L*` is checked as `evaluate` expands it: at every error level > 0 of the sweep.
+            let expanded: Vec<String> = if sel.contains("L*") {
+                if levels.is_empty() {
+                    return fail(format!(
+                        "{field} = \"{sel}\": scenario \"{}\" has no error level > 0 for L*",
+                        sc.name()
+                    ));
+                }
+                levels
+                    .iter()
+                    .map(|l| sel.replace("L*", &format!("L{l}")))
+                    .collect()
+            } else {
+                vec![sel.to_string()]
+            };
+            for s in &expanded {
+                let at = if s == sel {
+                    String::new()
+                } else {
+                    format!(" (as \"{s}\")")
+                };
+                let hits: Vec<usize> = (0..sc.points.len())
+                    .filter(|&i| selects(&sc.points[i].label, s))
+                    .collect();
+                let pi = match hits[..] {
+                    [pi] => pi,
+                    [] => {
+                        // Every end of every label ("sr-m2", "L4/sr-m2", ...) is a selector.
+                        let ends: BTreeSet<&str> = sc
+                            .points
+                            .iter()
+                            .flat_map(|p| {
+                                let l = p.label.as_str();
+                                std::iter::once(l)
+                                    .chain(l.match_indices('/').map(move |(i, _)| &l[i + 1..]))
+                            })
+                            .collect();
+                        let hint = match did_you_mean(s, ends) {
+                            h if h.is_empty() => format!(
+                                " (points: {})",
+                                sc.points
+                                    .iter()
+                                    .map(|p| p.label.as_str())
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            ),
+                            h => h,
+                        };
+                        return fail(format!(
+                            "{field} = \"{sel}\"{at}: no point of scenario \"{}\" ends with it{hint}",
+                            sc.name()
+                        ));
+                    }
+                    // `lookup` would read the first one, silently.
+                    _ => {
+                        let labels: Vec<&str> =
+                            hits.iter().map(|&i| sc.points[i].label.as_str()).collect();
+                        return fail(format!(
+                            "{field} = \"{sel}\"{at}: matches {} points of scenario \"{}\" ({}); give more of the label",
+                            hits.len(),
+                            sc.name(),
+                            labels.join(", ")
+                        ));
+                    }
+                };
+                // A point whose simulation cannot be built (e.g. a missing error trace) is not
+                // checked here: running it reports that error.
+                let known = metrics
+                    .entry((si, pi))
+                    .or_insert_with(|| sc.metric_names(pi).ok().map(BTreeSet::from_iter));
+                if let Some(known) = known {
+                    if !known.contains(&c.metric) {
+                        return fail(format!(
+                            "metric = \"{}\": point \"{}\" of scenario \"{}\" does not report it{}",
+                            c.metric,
+                            sc.points[pi].label,
+                            sc.name(),
+                            did_you_mean(&c.metric, known.iter().map(String::as_str))
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 type Results = BTreeMap<String, (usize, Vec<PointResult>)>;
 
 fn lookup(prs: &[PointResult], sel: &str, metric: &str) -> Option<(f64, f64)> {
-    let p = prs
-        .iter()
-        .find(|p| p.point.label == sel || p.point.label.ends_with(&format!("/{sel}")))?;
+    let p = prs.iter().find(|p| selects(&p.point.label, sel))?;
     let s = p.summary.get(metric)?;
     (s.n > 0 && s.mean.is_finite()).then_some((s.mean, s.sd))
 }
@@ -300,4 +530,172 @@ pub fn tally(v: &[Verdict]) -> (usize, usize, usize) {
         Status::Fail => (p, f + 1, n),
         Status::NotRun => (p, f, n + 1),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two topologies, levels 0-2, two schemes: "L1/default" names two points, "LAN1/L1/default"
+    /// one; the app is a conference, so "ftp.*" metrics do not exist.
+    fn catalogue() -> Vec<Scenario> {
+        let text = r#"
+[scenario]
+name = "conf_two"
+replications = 1
+duration_s = 5
+
+[link]
+preset = "cellular"
+
+[[app]]
+kind = "conference"
+
+[sweep]
+level = [0, 1, 2]
+scheme = ["default", "rlp"]
+topology = ["LAN1", "WAN2"]
+"#;
+        vec![Scenario::parse("conf_two.toml", text, Path::new(".")).unwrap()]
+    }
+
+    /// One claim with the given scenario, metric and inline check table.
+    fn claim(scenario: &str, metric: &str, check: &str) -> String {
+        format!(
+            "[[claim]]\nid = \"C7\"\nsource = \"s\"\ntext = \"t\"\nscenario = \"{scenario}\"\nmetric = \"{metric}\"\ncheck = {check}\n"
+        )
+    }
+
+    fn error(text: &str) -> String {
+        parse("claims.toml", text, &catalogue())
+            .expect_err("an error")
+            .to_string()
+    }
+
+    const GREATER: &str = r#"{ kind = "greater", a = "LAN1/L1/default", b = "LAN1/L1/rlp" }"#;
+
+    #[test]
+    fn good_claims_load() {
+        let text = [
+            claim("conf_two", "conf.loss", GREATER),
+            claim(
+                "conf_two",
+                "conf.delay_m2sd_ms",
+                r#"{ kind = "close", a = "WAN2/L*/default", b = "WAN2/L*/rlp" }"#,
+            )
+            .replace("C7", "C8"),
+        ]
+        .concat();
+        assert_eq!(parse("claims.toml", &text, &catalogue()).unwrap().len(), 2);
+    }
+
+    /// Each of these was a NOT-RUN verdict after the whole run ("scenario not run", "points
+    /// missing from the results"), indistinguishable from a scenario left out by `--only`.
+    #[test]
+    fn unknown_scenario_metric_and_point_are_errors_naming_claim_field_and_value() {
+        let cases: [(String, &[&str]); 7] = [
+            (
+                claim("conf_tow", "conf.loss", GREATER),
+                &[
+                    "scenario = \"conf_tow\"",
+                    "no such scenario",
+                    "did you mean \"conf_two\"?",
+                ],
+            ),
+            (
+                claim("conf_two", "conf.los", GREATER),
+                &[
+                    "metric = \"conf.los\"",
+                    "does not report it",
+                    "did you mean \"conf.loss\"?",
+                ],
+            ),
+            (
+                claim("conf_two", "ftp.throughput_bps", GREATER),
+                &["metric = \"ftp.throughput_bps\"", "does not report it"],
+            ),
+            (
+                claim(
+                    "conf_two",
+                    "conf.loss",
+                    r#"{ kind = "below", a = "LAN1/L1/rlp1", value = 0.1 }"#,
+                ),
+                &[
+                    "check.a = \"LAN1/L1/rlp1\"",
+                    "no point",
+                    "did you mean \"LAN1/L1/rlp\"?",
+                ],
+            ),
+            (
+                // The sweep has no level 3: the L* expansion does not reach it, a level named
+                // outright does.
+                claim(
+                    "conf_two",
+                    "conf.loss",
+                    r#"{ kind = "order", points = ["LAN1/L1/default", "LAN1/L3/default"] }"#,
+                ),
+                &["check.points[1] = \"LAN1/L3/default\"", "no point"],
+            ),
+            (
+                claim(
+                    "conf_two",
+                    "conf.loss",
+                    r#"{ kind = "greater", a = "LAN1/L*/default", b = "LAN1/L*/xor" }"#,
+                ),
+                &["check.b = \"LAN1/L*/xor\" (as \"LAN1/L1/xor\")", "no point"],
+            ),
+            (
+                // `lookup` would silently read the first of the two.
+                claim(
+                    "conf_two",
+                    "conf.loss",
+                    r#"{ kind = "greater", a = "L1/default", b = "LAN1/L1/rlp" }"#,
+                ),
+                &[
+                    "check.a = \"L1/default\"",
+                    "matches 2 points",
+                    "WAN2/L1/default",
+                ],
+            ),
+        ];
+        for (text, needles) in cases {
+            let e = error(&text);
+            assert!(e.starts_with("claims.toml: claim \"C7\": "), "{e}");
+            for n in needles {
+                assert!(e.contains(n), "{n:?} not in: {e}");
+            }
+        }
+    }
+
+    #[test]
+    fn duplicate_ids_and_meaningless_checks_are_errors() {
+        let twice = claim("conf_two", "conf.loss", GREATER).repeat(2);
+        assert!(error(&twice).contains("id = \"C7\": given twice"));
+        for (check, needle) in [
+            (
+                r#"{ kind = "ratio", a = "LAN1/L1/default", b = "LAN1/L1/rlp", lo = 2.0, hi = 1.0 }"#,
+                "check.lo = 2, check.hi = 1: need lo <= hi",
+            ),
+            (
+                r#"{ kind = "order", points = ["LAN1/L1/default"] }"#,
+                "an ordering needs at least 2 points",
+            ),
+            (
+                r#"{ kind = "approx", a = "LAN1/L1/default", value = 0.1, rel_tol = -0.2 }"#,
+                "check.rel_tol = -0.2",
+            ),
+        ] {
+            let e = error(&claim("conf_two", "conf.loss", check));
+            assert!(e.contains(needle), "{needle:?} not in: {e}");
+        }
+    }
+
+    #[test]
+    fn selectors_match_whole_label_components() {
+        assert!(selects("cellular/LAN1/L4/sr-m2", "L4/sr-m2"));
+        assert!(selects("cellular/LAN1/L4/sr-m2", "cellular/LAN1/L4/sr-m2"));
+        // "m2" is the end of "sr-m2" but not a component of the label.
+        assert!(!selects("cellular/LAN1/L4/sr-m2", "m2"));
+        assert!(!selects("cellular/LAN1/L4/sr-m2", "4/sr-m2"));
+    }
 }

@@ -62,6 +62,14 @@ pub fn catalogue(dir: &Path) -> Result<Vec<Scenario>> {
         }
     }
     files.sort();
+    // An empty catalogue (a wrong `--scenarios` directory, scenario files named otherwise) would
+    // "reproduce" nothing and succeed.
+    if files.is_empty() {
+        bail!(
+            "{}: no scenario files (*.toml other than claims.toml) in this directory or below",
+            dir.display()
+        );
+    }
     let scenarios: Vec<Scenario> = files
         .iter()
         .map(|f| Scenario::load(f).map_err(anyhow::Error::new))
@@ -254,6 +262,15 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<()> {
             bail!("--only {o}: no scenario or figure with that id (see `msll list`)");
         }
     }
+    // The claims are checked against the whole catalogue before anything runs: a claim naming a
+    // scenario, point or metric that does not exist is an error now, not a NOT-RUN verdict after
+    // the runs.
+    let claim_file = opts.scenarios_dir.join("claims.toml");
+    let claims = if claim_file.exists() {
+        claims::load(&claim_file, &all)?
+    } else {
+        Vec::new()
+    };
     all.retain(|sc| selected(sc, &opts.only));
     if opts.quick {
         for sc in &mut all {
@@ -438,12 +455,6 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<()> {
         )?;
         results.insert(sc.name().to_string(), (si, prs));
     }
-    let claim_file = opts.scenarios_dir.join("claims.toml");
-    let claims = if claim_file.exists() {
-        claims::load(&claim_file)?
-    } else {
-        Vec::new()
-    };
     // With --only, claims about scenarios outside the selection are not part of the report.
     let claims: Vec<claims::Claim> = if opts.only.is_empty() {
         claims

@@ -515,7 +515,7 @@ pub struct Scenario {
 }
 
 /// Turn a toml error into one line: file:line: `the offending line`: message.
-fn toml_error(file: &str, text: &str, e: &toml::de::Error) -> ScenarioError {
+pub(crate) fn toml_error(file: &str, text: &str, e: &toml::de::Error) -> ScenarioError {
     let msg = e.message().replace('\n', " ");
     let loc = e.span().map(|s| {
         let line = text[..s.start.min(text.len())].matches('\n').count() + 1;
@@ -825,6 +825,20 @@ impl Scenario {
 
     pub fn name(&self) -> &str {
         &self.raw.scenario.name
+    }
+
+    /// The metric keys a run of point `i` reports, read from its simulation built but not run:
+    /// which keys a run sets depends on its configuration alone (its applications, its
+    /// services), never on what happens in the run, so claims can be checked before anything
+    /// runs. Fails as a run would (e.g. an unreadable error trace).
+    pub fn metric_names(&self, i: usize) -> Result<Vec<String>, ScenarioError> {
+        let sim = msll_sim::Simulation::new(&self.points[i].config, &self.dir).map_err(|e| {
+            ScenarioError {
+                file: self.file.clone(),
+                msg: e.to_string(),
+            }
+        })?;
+        Ok(sim.result().metrics.into_keys().collect())
     }
 
     /// Keep only the points whose label (`link/topology/level/scheme`, as `msll run` prints it)

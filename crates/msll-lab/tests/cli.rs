@@ -454,6 +454,138 @@ fn catalogue_refuses_shared_names_and_figure_ids() {
     }
 }
 
+/// A claim about scenario `sc`, point `a` against `b` (check `greater`), metric `metric`.
+fn claim_text(id: &str, sc: &str, metric: &str, a: &str, b: &str) -> String {
+    format!(
+        "[[claim]]\nid = \"{id}\"\nsource = \"test\"\ntext = \"test\"\nscenario = \"{sc}\"\nmetric = \"{metric}\"\ncheck = {{ kind = \"greater\", a = \"{a}\", b = \"{b}\" }}\n"
+    )
+}
+
+/// A catalogue of two scenarios, "t" (levels 1-2, default and rlp) and "u" (GOOD renamed), with
+/// `claims` as its claims file; `reproduce --quick --reps 1` on it with `args`: (exit code,
+/// stderr, whether anything ran).
+fn reproduce_with_claims(tag: &str, claims: &str, args: &[&str]) -> (i32, String, bool) {
+    let d = tmpdir(tag);
+    let t = format!("{GOOD}\n[sweep]\nlevel = [1, 2]\nscheme = [\"default\", \"rlp\"]\n");
+    std::fs::write(d.join("t.toml"), t).unwrap();
+    std::fs::write(
+        d.join("u.toml"),
+        GOOD.replace("name = \"t\"", "name = \"u\""),
+    )
+    .unwrap();
+    std::fs::write(d.join("claims.toml"), claims).unwrap();
+    let out = msll()
+        .args(["reproduce", "--quick", "--reps", "1", "--scenarios"])
+        .arg(&d)
+        .arg("--out")
+        .arg(d.join("out"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stderr).unwrap(),
+        d.join("out").join("cache").exists(),
+    )
+}
+
+/// A claim naming a scenario, metric or point that does not exist was reported after the whole
+/// run as NOT-RUN ("scenario not run", "points missing from the results"), the verdict of a
+/// scenario merely left out by `--only`. It is now a one-line error before anything runs, naming
+/// the claims file, the claim, the field and the value.
+#[test]
+fn claims_naming_what_does_not_exist_are_refused_before_running() {
+    let ok = claim_text("ok", "t", "conf.loss", "L2/default", "L1/default");
+    for (tag, bad, needles) in [
+        (
+            "claim-scenario",
+            claim_text("C7", "t2", "conf.loss", "L2/default", "L1/default"),
+            &["claim \"C7\"", "scenario = \"t2\"", "no such scenario"][..],
+        ),
+        (
+            "claim-metric",
+            claim_text("C7", "t", "conf.losss", "L2/default", "L1/default"),
+            &[
+                "claim \"C7\"",
+                "metric = \"conf.losss\"",
+                "did you mean \"conf.loss\"?",
+            ][..],
+        ),
+        (
+            "claim-point",
+            claim_text("C7", "t", "conf.loss", "L2/default", "L3/default"),
+            &["claim \"C7\"", "check.b = \"L3/default\"", "no point"][..],
+        ),
+        (
+            "claim-scheme",
+            claim_text("C7", "t", "conf.loss", "L*/rlp1", "L*/default"),
+            &[
+                "claim \"C7\"",
+                "check.a = \"L*/rlp1\"",
+                "did you mean \"L1/rlp\"?",
+            ][..],
+        ),
+    ] {
+        // Also with `--only u`: the claims are checked against the whole catalogue.
+        for only in [&[][..], &["--only", "u"][..]] {
+            let (code, err, ran) = reproduce_with_claims(tag, &format!("{ok}{bad}"), only);
+            assert_eq!(code, 2, "{tag} {only:?}: exit code, stderr: {err}");
+            assert_eq!(err.trim_end().lines().count(), 1, "{tag}: one line: {err}");
+            assert!(err.contains("claims.toml: claim \"C7\": "), "{tag}: {err}");
+            for n in needles {
+                assert!(err.contains(n), "{tag}: mentions {n}: {err}");
+            }
+            assert!(!err.contains("panicked"), "{tag}: {err}");
+            assert!(!ran, "{tag} {only:?}: nothing ran");
+        }
+    }
+    // Valid claims about a scenario outside `--only` are left out of the report, as before.
+    let (code, err, _) = reproduce_with_claims(
+        "claim-good",
+        &format!(
+            "{ok}{}",
+            claim_text("u1", "u", "conf.loss", "L1/default", "L1/default")
+        ),
+        &["--only", "t"],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("reproduce: 1 scenarios"), "{err}");
+    // Only the claim about "t" is evaluated (PASS or FAIL: 1 replication of a quick run).
+    assert!(
+        err.contains("claims 1 PASS, 0 FAIL, 0 NOT-RUN")
+            || err.contains("claims 0 PASS, 1 FAIL, 0 NOT-RUN"),
+        "{err}"
+    );
+}
+
+/// `reproduce --scenarios DIR` on a directory with no scenario files "reproduced" 0 scenarios
+/// and succeeded, as `--only` selecting nothing would have if it were not an error too.
+#[test]
+fn reproduce_refuses_an_empty_catalogue() {
+    let d = tmpdir("empty-cat");
+    for claims in [false, true] {
+        if claims {
+            // A claims file alone is no catalogue.
+            std::fs::write(d.join("claims.toml"), "claim = []\n").unwrap();
+        }
+        let out = msll()
+            .args(["reproduce", "--quick", "--scenarios"])
+            .arg(&*d)
+            .arg("--out")
+            .arg(d.join("out"))
+            .output()
+            .unwrap();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(!out.status.success(), "claims file: {claims}: {err}");
+        assert!(
+            err.contains(&d.display().to_string()) && err.contains("no scenario files"),
+            "{err}"
+        );
+        assert!(!err.contains("panicked"), "{err}");
+        assert!(!d.join("out").exists(), "nothing written");
+    }
+}
+
 #[test]
 fn good_scenario_runs() {
     let (code, err) = bad("good", GOOD);
