@@ -832,12 +832,8 @@ impl Scenario {
     /// services), never on what happens in the run, so claims can be checked before anything
     /// runs. Fails as a run would (e.g. an unreadable error trace).
     pub fn metric_names(&self, i: usize) -> Result<Vec<String>, ScenarioError> {
-        let sim = msll_sim::Simulation::new(&self.points[i].config, &self.dir).map_err(|e| {
-            ScenarioError {
-                file: self.file.clone(),
-                msg: e.to_string(),
-            }
-        })?;
+        let sim = msll_sim::Simulation::new(&self.points[i].config, &self.dir)
+            .map_err(|e| sim_error(&self.file, e))?;
         Ok(sim.result().metrics.into_keys().collect())
     }
 
