@@ -17,6 +17,11 @@ use crate::scheduler::{Discipline, Scheduler};
 use crate::service::{LinkInfo, Role, SchemeConfig, ServiceStats};
 use crate::time::{DataRate, Duration, Instant};
 
+/// Relative SCFQ rates accepted (`MsllConfig::rates`, the tunnel's `rate` command): shares are
+/// r_i / sum r_j, so only ratios matter; twelve decades cover any split of one link, and the
+/// bounds keep the sum finite (an input audit found `[1e308, 1e308, 1e308]` overflowing it).
+pub const RATE_RANGE: std::ops::RangeInclusive<f64> = 1e-6..=1e6;
+
 /// Smallest `TimerScaling::Fixed` factor accepted by [`MsllConfig::validate`].
 pub const MIN_TIMER_FACTOR: f64 = 0.5;
 
@@ -123,8 +128,12 @@ impl MsllConfig {
                 self.rates.len()
             ));
         }
-        if let Some(r) = self.rates.iter().find(|r| !(r.is_finite() && **r > 0.0)) {
-            return Err(format!("rates: {r} is not a positive number"));
+        if let Some(r) = self.rates.iter().find(|r| !RATE_RANGE.contains(*r)) {
+            return Err(format!(
+                "rates: {r} is not a relative rate in {:e}..={:e}",
+                RATE_RANGE.start(),
+                RATE_RANGE.end()
+            ));
         }
         for (i, s) in self.services.iter().enumerate() {
             s.validate().map_err(|e| format!("services[{i}].{e}"))?;

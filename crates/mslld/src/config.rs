@@ -299,7 +299,37 @@ pub const MAX_MTU: usize =
 /// `hello_interval_s` bounds: below 10 ms the daemon would spend itself on hellos.
 const HELLO_RANGE_S: std::ops::RangeInclusive<f64> = 0.01..=3600.0;
 
+/// `link.rate_mbps`: 1 kbit/s to 100 Gbit/s (the rate is paced in whole bits per second).
+const RATE_MBPS: std::ops::RangeInclusive<f64> = 0.001..=100_000.0;
+/// `link.delay_ms` and `impair.delay_ms`: up to an hour.
+const DELAY_MS: std::ops::RangeInclusive<f64> = 0.0..=3_600_000.0;
+
 impl Config {
+    /// The UDP addresses: a peer that no datagram can be sent to makes a daemon that logs send
+    /// failures forever.
+    fn check_addresses(&self) -> Result<(), ConfigError> {
+        let (b, p) = (self.bind, self.peer);
+        let why = if p.port() == 0 {
+            Some("port 0 cannot be sent to")
+        } else if p.ip().is_unspecified() {
+            Some("an unspecified address cannot be sent to")
+        } else if p.ip().is_multicast() || p.ip() == std::net::IpAddr::V4(Ipv4Addr::BROADCAST) {
+            Some("the tunnel's peer is one host, not a multicast or broadcast address")
+        } else if p.is_ipv4() != b.is_ipv4() {
+            Some("the address family differs from bind's")
+        } else if p == b {
+            Some("the same as bind: the daemon would talk to itself")
+        } else {
+            None
+        };
+        match why {
+            Some(w) => Err(ConfigError::Invalid(format!(
+                "peer = \"{p}\" (bind = \"{b}\"): {w}"
+            ))),
+            None => Ok(()),
+        }
+    }
+
     pub fn from_file(path: &Path) -> Result<Config, ConfigError> {
         let s =
             std::fs::read_to_string(path).map_err(|e| ConfigError::Io(path.to_path_buf(), e))?;
@@ -332,18 +362,22 @@ impl Config {
                 self.msll.names.len()
             ));
         }
-        if !(self.link.rate_mbps.is_finite() && self.link.rate_mbps > 0.0) {
+        if !RATE_MBPS.contains(&self.link.rate_mbps) {
             return bad(format!(
-                "link.rate_mbps = {}: must be a positive rate",
-                self.link.rate_mbps
+                "link.rate_mbps = {:?}: must be a rate in {}..={} Mbit/s",
+                self.link.rate_mbps,
+                RATE_MBPS.start(),
+                RATE_MBPS.end()
             ));
         }
-        if !(self.link.delay_ms.is_finite() && self.link.delay_ms >= 0.0) {
+        if !DELAY_MS.contains(&self.link.delay_ms) {
             return bad(format!(
-                "link.delay_ms = {}: must be 0 or more milliseconds",
-                self.link.delay_ms
+                "link.delay_ms = {:?}: must be in 0..={} milliseconds",
+                self.link.delay_ms,
+                DELAY_MS.end()
             ));
         }
+        self.check_addresses()?;
         if !(576..=MAX_MTU).contains(&(self.tun.mtu as usize)) {
             return bad(format!(
                 "tun.mtu = {}: must be in 576..={MAX_MTU} (a frame must fit one UDP datagram)",
@@ -371,18 +405,84 @@ impl Config {
                 HELLO_RANGE_S.end()
             ));
         }
-        if self.limits.ingress_packets == 0 || self.limits.backlog_frames == 0 {
-            return bad("limits must be positive".into());
+        for (field, v, min) in [
+            ("ingress_packets", self.limits.ingress_packets, 1),
+            ("backlog_frames", self.limits.backlog_frames, 1),
+            ("delay_line", self.limits.delay_line, 1),
+            // Below a few kB the kernel raises it anyway (SOCK_MIN_RCVBUF); 0 meant nothing.
+            ("socket_buffer", self.limits.socket_buffer, 4096),
+        ] {
+            if v < min {
+                return bad(format!("limits.{field} = {v}: must be at least {min}"));
+            }
+        }
+        if let MssClamp::Fixed(n) = self.tun.mss_clamp {
+            let max = self.tun.mtu.saturating_sub(crate::mss::V4_OVERHEAD);
+            if n > max {
+                return bad(format!(
+                    "tun.mss_clamp = {n}: larger than what fits tun.mtu = {} ({max} for IPv4)",
+                    self.tun.mtu
+                ));
+            }
+        }
+        let name = &self.tun.name;
+        // IFNAMSIZ is 16 with the terminating NUL; '/' and whitespace are refused by the kernel.
+        if name.is_empty()
+            || name.len() > 15
+            || name == "."
+            || name == ".."
+            || name
+                .chars()
+                .any(|c| c == '/' || c == ':' || c.is_whitespace())
+        {
+            return bad(format!(
+                "tun.name = {name:?}: must be 1..=15 bytes, not \".\" or \"..\", without '/', ':' or whitespace"
+            ));
+        }
+        if self
+            .control
+            .as_ref()
+            .is_some_and(|c| c.as_os_str().is_empty())
+        {
+            return bad("control = \"\": give a socket path, or omit the key".into());
+        }
+        // A scheme timer waiting for an answer that expires before one frame has even left
+        // resends without end (the simulator's scenario check refuses the same).
+        let payload = self.link.frame_payload.unwrap_or(self.tun.mtu as usize);
+        let frame_ms = payload as f64 * 8.0 / (self.link.rate_mbps * 1e6) * 1e3;
+        for (k, svc) in self.msll.config.services.iter().enumerate() {
+            for (field, ms) in svc.answer_timers_ms() {
+                if ms < frame_ms {
+                    return bad(format!(
+                        "msll.services[{k}].{field} = {ms}: shorter than one frame's \
+                         transmission ({frame_ms:.3} ms for {payload}-byte frames at {} Mbit/s)",
+                        self.link.rate_mbps
+                    ));
+                }
+            }
         }
         if let Some(im) = &self.impair {
             im.error
                 .validate()
-                .map_err(|e| ConfigError::Invalid(format!("impair.error: {e}")))?;
-            if !(im.delay_ms.is_finite() && im.delay_ms >= 0.0) {
+                .map_err(|e| ConfigError::Invalid(format!("impair.error.{e}")))?;
+            if !DELAY_MS.contains(&im.delay_ms) {
                 return bad(format!(
-                    "impair.delay_ms = {}: must be 0 or more milliseconds",
-                    im.delay_ms
+                    "impair.delay_ms = {:?}: must be in 0..={} milliseconds",
+                    im.delay_ms,
+                    DELAY_MS.end()
                 ));
+            }
+            // `check` should refuse what `run` would: the trace must be readable now.
+            if let ErrorSpec::Trace { path, .. } = &im.error {
+                // `join` keeps an absolute path as it is.
+                let f = self.base_dir.join(path);
+                if let Err(e) = std::fs::File::open(&f) {
+                    return bad(format!(
+                        "impair.error.path = {:?}: cannot read {}: {e}",
+                        path.display().to_string(),
+                        f.display()
+                    ));
+                }
             }
         }
         self.psk()?;
@@ -574,7 +674,7 @@ delay_ms = 10
             (
                 "rate_mbps = 20",
                 "rate_mbps = 0",
-                "link.rate_mbps = 0: must be a positive rate",
+                "link.rate_mbps = 0.0: must be a rate in 0.001..=100000 Mbit/s",
             ),
             ("rate_mbps = 20", "rate_mbps = \"fast\"", "rate_mbps"),
             (
@@ -585,7 +685,57 @@ delay_ms = 10
             (
                 "delay_ms = 10\n[msll]",
                 "delay_ms = -1\n[msll]",
-                "link.delay_ms = -1: must be 0 or more milliseconds",
+                "link.delay_ms = -1.0: must be in 0..=3600000 milliseconds",
+            ),
+            // Found by the input audit of session 23: each was accepted by `check` and then
+            // failed (or misbehaved) only when the daemon ran.
+            (
+                "peer = \"127.0.0.1:7001\"",
+                "peer = \"127.0.0.1:0\"",
+                "peer = \"127.0.0.1:0\" (bind = \"127.0.0.1:7000\"): port 0",
+            ),
+            (
+                "peer = \"127.0.0.1:7001\"",
+                "peer = \"[fd00::2]:7000\"",
+                "address family differs",
+            ),
+            (
+                "peer = \"127.0.0.1:7001\"",
+                "peer = \"255.255.255.255:7000\"",
+                "broadcast",
+            ),
+            (
+                "peer = \"127.0.0.1:7001\"",
+                "peer = \"127.0.0.1:7000\"",
+                "the same as bind",
+            ),
+            ("[tun]", "[tun]\nname = \"a/b\"", "tun.name = \"a/b\""),
+            ("[tun]", "[tun]\nname = \"\"", "tun.name = \"\""),
+            (
+                "[tun]",
+                "[tun]\nmss_clamp = 65495",
+                "tun.mss_clamp = 65495: larger than what fits tun.mtu",
+            ),
+            (
+                "rate_mbps = 20",
+                "rate_mbps = 1e-12",
+                "link.rate_mbps = 1e-12",
+            ),
+            (
+                "delay_ms = 10\n[msll]",
+                "delay_ms = 1e300\n[msll]",
+                "link.delay_ms = 1e300",
+            ),
+            (
+                "[impair]",
+                "[limits]\ningress_packets = 0\n[impair]",
+                "limits.ingress_packets = 0: must be at least 1",
+            ),
+            ("bind =", "control = \"\"\nbind =", "control = \"\""),
+            (
+                "nak_policy = \"per-frame\"",
+                "nak_policy = \"per-frame\", rto_ms = 0.001",
+                "msll.services[1].rto_ms = 0.001: shorter than one frame",
             ),
         ] {
             let path = dir.join("bad.toml");

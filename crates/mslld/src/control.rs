@@ -62,15 +62,24 @@ pub fn serve(path: &Path) -> anyhow::Result<(mpsc::Receiver<ControlRequest>, Con
                 // Bounded wait and length: a stuck or hostile client cannot hold the task.
                 let read = tokio::time::timeout(
                     std::time::Duration::from_secs(2),
-                    (&mut r).take(64).read_line(&mut line),
+                    (&mut r).take(MAX_REQUEST as u64).read_line(&mut line),
                 )
                 .await;
                 if !matches!(read, Ok(Ok(_))) {
                     return;
                 }
-                let reply = match handle(&tx, line.trim()).await {
-                    Some(r) => r,
-                    None => return,
+                // A line cut at the limit would be parsed as a shorter, different request
+                // (`rate 1 1000...0` read as a smaller rate): refuse it instead.
+                let reply = if line.len() >= MAX_REQUEST && !line.ends_with('\n') {
+                    serde_json::json!({
+                        "error": format!("request longer than {} bytes", MAX_REQUEST - 1)
+                    })
+                    .to_string()
+                } else {
+                    match handle(&tx, line.trim()).await {
+                        Some(r) => r,
+                        None => return,
+                    }
                 };
                 if let Err(e) = w.write_all(format!("{reply}\n").as_bytes()).await {
                     warn!(error = %e, "control reply failed");
@@ -123,6 +132,9 @@ async fn handle(tx: &mpsc::Sender<ControlRequest>, line: &str) -> Option<String>
     }
 }
 
+/// Longest request line read, newline included.
+const MAX_REQUEST: usize = 64;
+
 /// Client side: ask a running daemon for its stats (blocking; used by `mslld stats`).
 pub fn query(path: &Path) -> anyhow::Result<String> {
     request(path, "stats")
@@ -130,12 +142,33 @@ pub fn query(path: &Path) -> anyhow::Result<String> {
 
 /// Client side: send one request line, return the reply line.
 pub fn request(path: &Path, line: &str) -> anyhow::Result<String> {
+    use std::os::unix::fs::FileTypeExt;
+    // "Connection refused" for a path that is a file or a directory says nothing useful.
+    if let Ok(m) = std::fs::metadata(path) {
+        if !m.file_type().is_socket() {
+            anyhow::bail!(
+                "{}: not a socket (the daemon's `control` path is a Unix socket)",
+                path.display()
+            );
+        }
+    }
     let mut s = std::os::unix::net::UnixStream::connect(path)
         .map_err(|e| anyhow::anyhow!("connecting to {}: {e}", path.display()))?;
-    s.set_read_timeout(Some(std::time::Duration::from_secs(5)))?;
-    s.write_all(format!("{line}\n").as_bytes())?;
+    let wait = std::time::Duration::from_secs(5);
+    s.set_read_timeout(Some(wait))?;
+    s.write_all(format!("{line}\n").as_bytes())
+        .map_err(|e| anyhow::anyhow!("sending to {}: {e}", path.display()))?;
     let mut out = String::new();
-    s.read_to_string(&mut out)?;
+    s.read_to_string(&mut out).map_err(|e| match e.kind() {
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => {
+            anyhow::anyhow!(
+                "no reply from {} within {} s",
+                path.display(),
+                wait.as_secs()
+            )
+        }
+        _ => anyhow::anyhow!("reading from {}: {e}", path.display()),
+    })?;
     Ok(out)
 }
 
@@ -164,6 +197,32 @@ mod tests {
         assert!(sock.exists());
         drop(guard);
         assert!(!sock.exists(), "the guard removes its socket");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A request cut at the length limit was parsed as a shorter one: `rate 1 1000...0` (a rate
+    /// written out in full) was set as a smaller rate and answered `ok` (input audit, session
+    /// 23). It is refused whole now; the client also writes rates in exponent form.
+    #[tokio::test(flavor = "current_thread")]
+    async fn an_overlong_request_is_refused_not_truncated() {
+        let dir = std::env::temp_dir().join(format!("mslld-ctl-long-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let sock = dir.join("ctl.sock");
+        let (_rx, guard) = serve(&sock).unwrap();
+        let long = format!("rate 1 {}", "1".repeat(80));
+        let p = sock.clone();
+        let reply = tokio::task::spawn_blocking(move || request(&p, &long))
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(reply.contains("request longer than 63 bytes"), "{reply}");
+        assert_eq!(format!("rate 1 {:e}", 1e60), "rate 1 1e60");
+        // The client names what is wrong with a path that is no socket.
+        let file = dir.join("plain");
+        std::fs::write(&file, "x").unwrap();
+        let e = request(&file, "stats").unwrap_err().to_string();
+        assert!(e.contains("not a socket") && e.contains("plain"), "{e}");
+        drop(guard);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -162,7 +162,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             service,
             rate,
         } => {
-            let reply = mslld::control::request(&control, &format!("rate {service} {rate}"))?;
+            let reply = mslld::control::request(&control, &format!("rate {service} {rate:e}"))?;
             let v: serde_json::Value =
                 serde_json::from_str(reply.trim()).context("daemon reply is not JSON")?;
             if let Some(e) = v.get("error") {

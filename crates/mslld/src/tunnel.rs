@@ -464,8 +464,12 @@ impl Tunnel {
         if service as usize >= self.names.len() {
             return Err(format!("no service {service}"));
         }
-        if !(rate.is_finite() && rate > 0.0) {
-            return Err(format!("rate {rate} is not a positive number"));
+        if !msll_proto::multi::RATE_RANGE.contains(&rate) {
+            return Err(format!(
+                "rate {rate:e} is not a relative rate in {:e}..={:e}",
+                msll_proto::multi::RATE_RANGE.start(),
+                msll_proto::multi::RATE_RANGE.end()
+            ));
         }
         self.ep.set_rate(service, rate);
         self.rate_overrides[service as usize] = Some(rate);
