@@ -362,6 +362,17 @@ impl Config {
                 self.msll.names.len()
             ));
         }
+        // Names label the stats and log lines: they must tell the services apart.
+        for (i, name) in self.msll.names.iter().enumerate() {
+            if name.trim().is_empty() || name.chars().any(char::is_control) {
+                return bad(format!(
+                    "msll.names[{i}] = {name:?}: must be a visible, non-empty label"
+                ));
+            }
+            if self.msll.names[..i].contains(name) {
+                return bad(format!("msll.names[{i}] = {name:?}: given twice"));
+            }
+        }
         if !RATE_MBPS.contains(&self.link.rate_mbps) {
             return bad(format!(
                 "link.rate_mbps = {:?}: must be a rate in {}..={} Mbit/s",

@@ -110,6 +110,10 @@ impl Psk {
         for (i, b) in k.iter_mut().enumerate() {
             *b = digit(s[2 * i]) << 4 | digit(s[2 * i + 1]);
         }
+        // The all-zero key is the one a template or a zeroed file gives: no secret at all.
+        if k == [0u8; 32] {
+            return Err("key is all zeros: generate one with `mslld keygen`".into());
+        }
         Ok(Psk(k))
     }
     pub fn to_hex(&self) -> String {
