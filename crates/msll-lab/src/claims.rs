@@ -117,28 +117,12 @@ pub fn parse(file: &str, text: &str, catalogue: &[Scenario]) -> Result<Vec<Claim
     Ok(f.claim)
 }
 
-/// Levenshtein distance, for "did you mean" suggestions.
-fn distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
-            prev = cur;
-        }
-    }
-    row[b.len()]
-}
-
 /// " (did you mean \"x\"?)" for the candidate nearest to `want`, if it is near enough to be a
 /// likely typo (at most a third of the characters differ); else "".
 fn did_you_mean<'a>(want: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
     candidates
         .into_iter()
-        .map(|c| (distance(want, c), c))
+        .map(|c| (strsim::levenshtein(want, c), c))
         .filter(|(d, _)| *d > 0 && *d <= (want.chars().count() / 3).max(2))
         .min()
         .map_or_else(String::new, |(_, c)| format!(" (did you mean \"{c}\"?)"))
