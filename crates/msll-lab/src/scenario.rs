@@ -1075,9 +1075,6 @@ pub const MAX_CONF_OVERLOAD: u64 = 100;
 /// end. The messages name the field and the value, and say why.
 fn check_point(raw: &ScenarioFile, c: &SimConfig) -> Result<(), String> {
     let link = &c.wireless;
-    // Seed 004's frames are `frame_payload` bytes plus a few header bytes: the payload alone
-    // gives a lower bound on a full frame's transmission time.
-    let frame_ms = link.frame_payload as f64 * 8.0 / link.rate_bps as f64 * 1e3;
     let mut schemes: Vec<(String, &SchemeConfig)> = Vec::new();
     match &c.msll {
         None => schemes.push(("sweep.scheme".into(), &c.scheme)),
@@ -1093,16 +1090,8 @@ fn check_point(raw: &ScenarioFile, c: &SimConfig) -> Result<(), String> {
         }
     }
     for (table, s) in &schemes {
-        for (field, ms) in s.answer_timers_ms() {
-            if ms < frame_ms {
-                return Err(format!(
-                    "{table}.{field} = {ms}: shorter than one frame's transmission ({frame_ms:.3} ms \
-                     for {}-byte frames at {} bit/s): it would expire before any answer could \
-                     arrive, resending without end",
-                    link.frame_payload, link.rate_bps
-                ));
-            }
-        }
+        s.check_answer_timers(link.frame_payload, link.rate_bps as f64)
+            .map_err(|e| format!("{table}.{e}"))?;
     }
     let fastest = link.rate_bps.max(c.wired.rate_bps);
     for (i, a) in c.apps.iter().enumerate() {

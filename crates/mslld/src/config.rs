@@ -460,17 +460,9 @@ impl Config {
         // A scheme timer waiting for an answer that expires before one frame has even left
         // resends without end (the simulator's scenario check refuses the same).
         let payload = self.link.frame_payload.unwrap_or(self.tun.mtu as usize);
-        let frame_ms = payload as f64 * 8.0 / (self.link.rate_mbps * 1e6) * 1e3;
         for (k, svc) in self.msll.config.services.iter().enumerate() {
-            for (field, ms) in svc.answer_timers_ms() {
-                if ms < frame_ms {
-                    return bad(format!(
-                        "msll.services[{k}].{field} = {ms}: shorter than one frame's \
-                         transmission ({frame_ms:.3} ms for {payload}-byte frames at {} Mbit/s)",
-                        self.link.rate_mbps
-                    ));
-                }
-            }
+            svc.check_answer_timers(payload, self.link.rate_mbps * 1e6)
+                .map_err(|e| ConfigError::Invalid(format!("msll.services[{k}].{e}")))?;
         }
         if let Some(im) = &self.impair {
             im.error

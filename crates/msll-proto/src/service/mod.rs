@@ -631,27 +631,38 @@ impl SchemeConfig {
         }
     }
 
-    /// The configured timers that wait for an answer from the other end of the link (a
-    /// retransmission timeout, a NAK timeout, a keepalive), by field name. One shorter than a
-    /// frame's transmission time expires before any answer can arrive, so the scheme resends or
-    /// polls without end; the simulator's scenario check refuses that, as it knows the link.
-    pub fn answer_timers_ms(&self) -> Vec<(&'static str, f64)> {
-        let mut v = Vec::new();
-        match self {
+    /// Refuse a configured timer that waits for an answer from the other end of the link (a
+    /// retransmission timeout, a NAK timeout, a keepalive) and is shorter than one frame's
+    /// transmission, `frame_payload` bytes at `rate_bps`: it expires before any answer can
+    /// arrive, so the scheme resends or polls without end. `validate` cannot tell, not knowing
+    /// the link; the simulator's scenario check and the tunnel's configuration check call this.
+    /// The payload alone gives a lower bound on a full frame's time (headers add a few bytes).
+    pub fn check_answer_timers(&self, frame_payload: usize, rate_bps: f64) -> Result<(), String> {
+        let timers: &[(&str, Option<f64>)] = match self {
             SchemeConfig::Gbn { rto_ms, .. } | SchemeConfig::Sr { rto_ms, .. } => {
-                v.extend(rto_ms.map(|t| ("rto_ms", t)));
+                &[("rto_ms", *rto_ms)]
             }
             SchemeConfig::Rlp {
                 nak_timeout_ms,
                 keepalive_ms,
                 ..
-            } => {
-                v.extend(nak_timeout_ms.map(|t| ("nak_timeout_ms", t)));
-                v.extend(keepalive_ms.map(|t| ("keepalive_ms", t)));
+            } => &[
+                ("nak_timeout_ms", *nak_timeout_ms),
+                ("keepalive_ms", *keepalive_ms),
+            ],
+            SchemeConfig::Default | SchemeConfig::Xor { .. } | SchemeConfig::Snoop { .. } => &[],
+        };
+        let frame_ms = frame_payload as f64 * 8.0 / rate_bps * 1e3;
+        for &(field, ms) in timers {
+            if let Some(ms) = ms.filter(|&ms| ms < frame_ms) {
+                return Err(format!(
+                    "{field} = {ms}: shorter than one frame's transmission ({frame_ms:.3} ms for \
+                     {frame_payload}-byte frames at {rate_bps} bit/s): it would expire before any \
+                     answer could arrive, resending without end"
+                ));
             }
-            SchemeConfig::Default | SchemeConfig::Xor { .. } | SchemeConfig::Snoop { .. } => {}
         }
-        v
+        Ok(())
     }
 
     /// Short label used in tables and file names: the short name, plus suffixes for fields that
