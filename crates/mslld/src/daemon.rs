@@ -110,15 +110,22 @@ pub async fn run(
             }
         }
         while let Some(p) = tunnel.poll_ip() {
-            let ok = match &ip {
-                IpSide::Tun(dev) => dev.send(p.as_slice()).await.is_ok(),
+            let err = match &ip {
+                IpSide::Tun(dev) => dev.send(p.as_slice()).await.err().map(|e| e.to_string()),
                 // The channel carries `bytes::Bytes`; packets are `Buf`s (one copy, as a TUN write is).
-                IpSide::Chan { tx, .. } => {
-                    tx.send(Bytes::copy_from_slice(p.as_slice())).await.is_ok()
-                }
+                IpSide::Chan { tx, .. } => tx
+                    .send(Bytes::copy_from_slice(p.as_slice()))
+                    .await
+                    .err()
+                    .map(|_| "in-process receiver closed".to_string()),
             };
-            if !ok {
-                warn!("IP side write failed");
+            if let Some(e) = err {
+                let n = tunnel.count_ip_write_error();
+                // A TUN device that refuses writes (down, or a packet it will not take) fails
+                // packet after packet: counted in `ip_write_errors`, logged 1st, 2nd, 4th ...
+                if n.is_power_of_two() {
+                    warn!(error = %e, failures = n, "IP side write failed");
+                }
             }
         }
         let deadline = tunnel.poll_timeout();

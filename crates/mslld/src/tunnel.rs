@@ -158,6 +158,8 @@ pub struct Counters {
     pub impair_lost: u64,
     pub impair_overflow: u64,
     pub send_errors: u64,
+    /// IP packets the tunnel delivered that the TUN device (or in-process channel) refused.
+    pub ip_write_errors: u64,
     /// TCP SYNs from TUN whose MSS option was lowered to fit the tunnel (`tun.mss_clamp`).
     pub mss_clamped: u64,
 }
@@ -610,6 +612,12 @@ impl Tunnel {
     pub fn count_send_error(&mut self) -> u64 {
         self.counters.send_errors += 1;
         self.counters.send_errors
+    }
+
+    /// Count a failed write of a delivered IP packet; returns the total so far.
+    pub fn count_ip_write_error(&mut self) -> u64 {
+        self.counters.ip_write_errors += 1;
+        self.counters.ip_write_errors
     }
 
     pub fn snapshot(&self) -> Snapshot {

@@ -85,6 +85,10 @@ pub enum DecodeError {
     BadHello,
     #[error("data datagram without a frame")]
     EmptyData,
+    /// Session 0 is reserved (`Tunnel::new` refuses it, `new_session` never draws it): a peer
+    /// that sends it is broken, and taking it as a new session would reset the link's state.
+    #[error("sender session id 0 (reserved)")]
+    ZeroSession,
 }
 
 /// The pre-shared key.
@@ -201,6 +205,9 @@ impl Cipher {
             Kind::Hello if !msg.is_empty() => return Err(DecodeError::BadHello),
             Kind::Data if msg.is_empty() => return Err(DecodeError::EmptyData),
             _ => {}
+        }
+        if hdr.session == 0 {
+            return Err(DecodeError::ZeroSession);
         }
         Ok((hdr, Bytes::from(msg)))
     }
@@ -431,6 +438,32 @@ mod tests {
         d.clear();
         c.seal(&hdr(Kind::Data, 5, 1), |_| {}, &mut d);
         assert_eq!(c.open(&d), Err(DecodeError::EmptyData));
+        // An authentic datagram from the reserved session 0 (input audit, session 23: it was
+        // taken as a peer restart and reset the link's state).
+        for kind in [Kind::Hello, Kind::Data] {
+            d.clear();
+            c.seal(
+                &hdr(kind, 0, 7),
+                |o| {
+                    if kind == Kind::Data {
+                        o.push(1)
+                    }
+                },
+                &mut d,
+            );
+            assert_eq!(c.open(&d), Err(DecodeError::ZeroSession));
+        }
+        // Echo 0 is normal (the peer's session is not known yet).
+        d.clear();
+        c.seal(
+            &Header {
+                echo: 0,
+                ..hdr(Kind::Hello, 5, 8)
+            },
+            |_| {},
+            &mut d,
+        );
+        assert!(c.open(&d).is_ok());
     }
 
     #[test]

@@ -164,3 +164,71 @@ fn lossy_loopback_transfer_survives_hostile_datagrams() {
         );
     });
 }
+
+/// Packets the IP side refuses are counted, not only logged (input audit, session 23: a TUN
+/// write failure was a warning per packet and no counter).
+#[test]
+fn refused_ip_writes_are_counted() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    tokio::task::LocalSet::new().block_on(&rt, async {
+        let sa = StdUdp::bind("127.0.0.1:0").unwrap();
+        let sb = StdUdp::bind("127.0.0.1:0").unwrap();
+        sa.set_nonblocking(true).unwrap();
+        sb.set_nonblocking(true).unwrap();
+        let (aa, ab) = (sa.local_addr().unwrap(), sb.local_addr().unwrap());
+        let sr = SchemeConfig::from_name("sr-m2").unwrap();
+        let ca = loopback_config(aa, ab, KEY, sr.clone(), 20.0, 2.0);
+        let cb = loopback_config(ab, aa, KEY, sr, 20.0, 2.0);
+        let (a_in_tx, a_in_rx) = mpsc::channel::<Bytes>(64);
+        let (a_out_tx, _a_out_rx) = mpsc::channel::<Bytes>(64);
+        let (_b_in_tx, b_in_rx) = mpsc::channel::<Bytes>(64);
+        // b's IP side is gone: every packet b delivers is refused.
+        let (b_out_tx, b_out_rx) = mpsc::channel::<Bytes>(64);
+        drop(b_out_rx);
+        let (stop_a_tx, stop_a) = oneshot::channel::<()>();
+        let (stop_b_tx, stop_b) = oneshot::channel::<()>();
+        let a = tokio::task::spawn_local(daemon::run(
+            ca,
+            IpSide::Chan {
+                rx: a_in_rx,
+                tx: a_out_tx,
+            },
+            tokio::net::UdpSocket::from_std(sa).unwrap(),
+            None,
+            async move {
+                let _ = stop_a.await;
+            },
+        ));
+        let b = tokio::task::spawn_local(daemon::run(
+            cb,
+            IpSide::Chan {
+                rx: b_in_rx,
+                tx: b_out_tx,
+            },
+            tokio::net::UdpSocket::from_std(sb).unwrap(),
+            None,
+            async move {
+                let _ = stop_b.await;
+            },
+        ));
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let n = 40u32;
+        for i in 0..n {
+            a_in_tx.send(Bytes::from(ip_packet(500, i))).await.unwrap();
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let _ = stop_a_tx.send(());
+        let _ = stop_b_tx.send(());
+        let _sa = a.await.unwrap().unwrap();
+        let sb = b.await.unwrap().unwrap();
+        let delivered = sb.services[0].counters.packets_delivered;
+        assert_eq!(delivered, n as u64, "{:?}", sb.services[0].counters);
+        assert_eq!(sb.counters.ip_write_errors, delivered, "{:?}", sb.counters);
+        // `ip_out` counts what the tunnel handed to the IP side, refused or not.
+        assert_eq!(sb.counters.ip_out, delivered, "{:?}", sb.counters);
+    });
+}
