@@ -82,8 +82,7 @@ fn default_role() -> Role {
 /// The `[msll]` section: msll-proto's own configuration of services, classifier, scheduler, rates
 /// and timer scaling, flattened in unchanged so new fields there need no daemon change; plus
 /// optional service labels.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(try_from = "toml::Table")]
+#[derive(Debug, Clone, Serialize)]
 pub struct MsllSection {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub names: Vec<String>,
@@ -92,18 +91,113 @@ pub struct MsllSection {
 }
 
 // By hand rather than `flatten` on deserialisation: flatten would silently accept misspelt keys,
-// which MsllConfig's own `deny_unknown_fields` rejects when it sees the table directly.
-impl TryFrom<toml::Table> for MsllSection {
-    type Error = String;
-    fn try_from(mut t: toml::Table) -> Result<Self, String> {
-        let names = match t.remove("names") {
-            None => Vec::new(),
-            Some(v) => v.try_into().map_err(|e| format!("msll.names: {e}"))?,
-        };
-        let config = toml::Value::Table(t)
-            .try_into()
-            .map_err(|e: toml::de::Error| format!("msll: {e}"))?;
-        Ok(MsllSection { names, config })
+// which MsllConfig's own `deny_unknown_fields` rejects when it sees the table directly. The
+// section's own map is handed to MsllConfig with `names` taken out on the way, so TOML's errors
+// keep pointing at the offending key or value (going through a `toml::Table` first pointed every
+// error at the `[msll]` line: input audit, session 23).
+impl<'de> Deserialize<'de> for MsllSection {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_map(section::SectionVisitor)
+    }
+}
+
+mod section {
+    use super::{MsllConfig, MsllSection};
+    use serde::de::{self, DeserializeSeed, IntoDeserializer, MapAccess, Visitor};
+    use std::fmt;
+
+    pub struct SectionVisitor;
+
+    impl<'de> Visitor<'de> for SectionVisitor {
+        type Value = MsllSection;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("the [msll] table")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<MsllSection, A::Error> {
+            let mut names = None;
+            let config = MsllConfig::deserialize(Without {
+                map,
+                names: &mut names,
+            })?;
+            Ok(MsllSection {
+                names: names.unwrap_or_default(),
+                config,
+            })
+        }
+    }
+
+    use serde::Deserialize;
+
+    /// The section's map as a deserializer (and map) that MsllConfig reads, minus `names`.
+    struct Without<'a, A> {
+        map: A,
+        names: &'a mut Option<Vec<String>>,
+    }
+
+    impl<'de, A: MapAccess<'de>> de::Deserializer<'de> for Without<'_, A> {
+        type Error = A::Error;
+        fn deserialize_any<V: Visitor<'de>>(self, v: V) -> Result<V::Value, A::Error> {
+            v.visit_map(self)
+        }
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+            bytes byte_buf option unit unit_struct newtype_struct seq tuple
+            tuple_struct map struct enum identifier ignored_any
+        }
+    }
+
+    impl<'de, A: MapAccess<'de>> MapAccess<'de> for Without<'_, A> {
+        type Error = A::Error;
+        fn next_key_seed<K: DeserializeSeed<'de>>(
+            &mut self,
+            seed: K,
+        ) -> Result<Option<K::Value>, A::Error> {
+            let mut seed = Some(seed);
+            loop {
+                // The key is read inside the inner map's `next_key_seed`, so an unknown field
+                // is reported at the key's position.
+                match self.map.next_key_seed(Key(&mut seed))? {
+                    None => return Ok(None),
+                    Some(Some(k)) => return Ok(Some(k)),
+                    Some(None) => {
+                        if self.names.is_some() {
+                            return Err(de::Error::duplicate_field("names"));
+                        }
+                        *self.names = Some(self.map.next_value()?);
+                    }
+                }
+            }
+        }
+        fn next_value_seed<V: DeserializeSeed<'de>>(
+            &mut self,
+            seed: V,
+        ) -> Result<V::Value, A::Error> {
+            self.map.next_value_seed(seed)
+        }
+    }
+
+    /// Reads one key: `None` for `names`, else the key as MsllConfig's field seed reads it.
+    struct Key<'s, K>(&'s mut Option<K>);
+
+    impl<'de, K: DeserializeSeed<'de>> DeserializeSeed<'de> for Key<'_, K> {
+        type Value = Option<K::Value>;
+        fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            let key = String::deserialize(d)?;
+            if key == "names" {
+                return Ok(None);
+            }
+            let seed = self.0.take().expect("one field key per call");
+            let de: de::value::StringDeserializer<de::value::Error> = key.into_deserializer();
+            seed.deserialize(de).map(Some).map_err(|e| {
+                let msg = e.to_string();
+                // MsllConfig lists its own fields; the section also takes `names`.
+                if msg.starts_with("unknown field") {
+                    de::Error::custom(format_args!("{msg}, or `names`"))
+                } else {
+                    de::Error::custom(msg)
+                }
+            })
+        }
     }
 }
 
@@ -739,6 +833,33 @@ delay_ms = 10
                 "nak_policy = \"per-frame\"",
                 "nak_policy = \"per-frame\", rto_ms = 0.001",
                 "msll.services[1].rto_ms = 0.001: shorter than one frame",
+            ),
+            // `[msll]` errors point at the offending line, not the section's header (input
+            // audit, session 23).
+            (
+                "rates = [1, 2, 1]",
+                "rates = [1, \"x\", 1]",
+                "| rates = [1, \"x\", 1]",
+            ),
+            (
+                "queue_limit = 256",
+                "queue_limit = 256\nbogus = 3",
+                "| bogus = 3\n",
+            ),
+            (
+                "queue_limit = 256",
+                "queue_limit = 256\nbogus = 3",
+                "or `names`",
+            ),
+            (
+                "names = [\"default\", \"bulk\", \"rt\"]",
+                "names = [\"default\", 2, \"rt\"]",
+                "| names = [\"default\", 2, \"rt\"]",
+            ),
+            (
+                "nak_policy = \"per-frame\"",
+                "nak_policy = \"per-fram\"",
+                "| services = [",
             ),
         ] {
             let path = dir.join("bad.toml");
