@@ -157,7 +157,10 @@ fn quicken(p: &mut Point) {
 /// 4: only the engine's counters: `sim.events` no longer counts skipped wake-ups the queue now
 ///    keeps out of the heap, and `sim.end_s` of a run capped by its duration is that duration
 ///    (it was its last event's instant). Every model metric is unchanged.
-pub const MODEL_REVISION: u32 = 4;
+/// 5: a time that was not measured is NaN, not 0: conferencing delays when nothing was
+///    received, WWW transaction and object times when none completed; summaries leave NaN runs
+///    out of the mean and of `n`.
+pub const MODEL_REVISION: u32 = 5;
 
 /// One point's fingerprint: what the cache keys a run by, and what the run gives.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -47,7 +47,9 @@ impl Summary {
     }
 }
 
-/// Summaries of every metric across the runs of one point.
+/// Summaries of every metric across the runs of one point. A NaN value (a run in which the
+/// metric was not measured: a delay with nothing delivered, a latency with no object) is left
+/// out, so `n` counts the runs that measured it.
 pub fn summarize(runs: &[RunResult]) -> BTreeMap<String, Summary> {
     let mut keys: Vec<&String> = runs.iter().flat_map(|r| r.metrics.keys()).collect();
     keys.sort();
@@ -57,6 +59,7 @@ pub fn summarize(runs: &[RunResult]) -> BTreeMap<String, Summary> {
             let xs: Vec<f64> = runs
                 .iter()
                 .filter_map(|r| r.metrics.get(k).copied())
+                .filter(|x| !x.is_nan())
                 .collect();
             (k.clone(), Summary::of(&xs))
         })

@@ -1366,12 +1366,13 @@ impl Simulation {
             );
             r.set(&format!("{p}.time_s"), secs);
             r.set(&format!("{p}.transactions"), s.transactions as f64);
+            // Times of nothing are NaN, not 0 (see the conferencing delays).
             r.set(
                 &format!("{p}.mean_transaction_s"),
                 if s.transactions > 0 {
                     s.transaction_time_s / s.transactions as f64
                 } else {
-                    0.0
+                    f64::NAN
                 },
             );
             r.set(&format!("{p}.reply_bytes"), s.reply_bytes as f64);
@@ -1386,14 +1387,14 @@ impl Simulation {
             lat.sort_by(f64::total_cmp);
             let q = |x: f64| {
                 if lat.is_empty() {
-                    0.0
+                    f64::NAN
                 } else {
                     // nearest rank
                     lat[((x * lat.len() as f64).ceil() as usize).clamp(1, lat.len()) - 1]
                 }
             };
             let mean = if lat.is_empty() {
-                0.0
+                f64::NAN
             } else {
                 lat.iter().sum::<f64>() / lat.len() as f64
             };
@@ -1512,16 +1513,20 @@ impl Simulation {
                     0.0
                 },
             );
-            let (m, sd) = (sink.mean_delay_ms(), sink.sd_delay_ms());
+            // Nothing delivered: no delay was measured. NaN (not 0, which read as a perfect
+            // link), which the summaries leave out of their means and count out of `n`.
+            let (m, sd, lo, hi) = if sink.received > 0 {
+                let (m, sd) = (sink.mean_delay_ms(), sink.sd_delay_ms());
+                (m, sd, sink.min_ms, sink.max_ms)
+            } else {
+                (f64::NAN, f64::NAN, f64::NAN, f64::NAN)
+            };
             r.set(&format!("{p}.delay_mean_ms"), m);
             r.set(&format!("{p}.delay_sd_ms"), sd);
             r.set(&format!("{p}.delay_m1sd_ms"), m + sd);
             r.set(&format!("{p}.delay_m2sd_ms"), m + 2.0 * sd);
-            r.set(
-                &format!("{p}.delay_min_ms"),
-                if sink.received > 0 { sink.min_ms } else { 0.0 },
-            );
-            r.set(&format!("{p}.delay_max_ms"), sink.max_ms);
+            r.set(&format!("{p}.delay_min_ms"), lo);
+            r.set(&format!("{p}.delay_max_ms"), hi);
             r.set(&format!("{p}.duplicates"), sink.duplicates as f64);
         }
         let wl_bytes: u64 = self.wireless_counters().iter().map(|x| x.bytes).sum();

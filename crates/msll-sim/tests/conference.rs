@@ -287,3 +287,64 @@ fn events_by_kind_account_for_every_transmission() {
         assert!(scheme == "default" || k.iface_wakes > 0, "{what}");
     }
 }
+
+/// A receiver that got nothing measured no delay: its delay metrics are NaN, not 0 (which read
+/// as a perfect link), and a summary over replications leaves such runs out of its mean and `n`.
+#[test]
+fn nothing_delivered_means_no_delay_not_zero_delay() {
+    let mut cfg = conf("wlan", Topology::Lan2, 0, 10.0);
+    // The source starts after the run: nothing is sent, nothing received.
+    if let AppSpec::Conference { start_s, .. } = &mut cfg.apps[0] {
+        *start_s = 100.0;
+    }
+    let silent = &runs(&cfg, 1)[0];
+    assert_eq!(silent.get("conf.received"), Some(0.0));
+    for k in ["mean", "sd", "m1sd", "m2sd", "min", "max"] {
+        let v = silent.get(&format!("conf.delay_{k}_ms")).unwrap();
+        assert!(v.is_nan(), "conf.delay_{k}_ms = {v}");
+    }
+    let talking = &runs(&conf("wlan", Topology::Lan2, 0, 10.0), 1)[0];
+    let d = talking.get("conf.delay_mean_ms").unwrap();
+    assert!(d > 0.0, "{d}");
+    let s = &msll_sim::metrics::summarize(&[silent.clone(), talking.clone()])["conf.delay_mean_ms"];
+    assert_eq!((s.mean, s.n), (d, 1));
+}
+
+/// The same for the WWW client: with no transaction completed, its transaction and object
+/// times are NaN (they read 0 s, faster than any page), its counts and throughput 0.
+#[test]
+fn no_page_means_no_page_time_not_zero_time() {
+    let mut cfg = conf("wlan", Topology::Lan2, 0, 10.0);
+    cfg.apps = vec![AppSpec::Www {
+        tcp: msll_sim::tcp::TcpConfig::dissertation(
+            presets::wireless("wlan").unwrap().frame_payload,
+        ),
+        max_connections: 4,
+        think_time: Default::default(),
+        connections: Default::default(),
+        start_s: 100.0,
+    }];
+    let r = &runs(&cfg, 1)[0];
+    assert_eq!(r.get("www.transactions"), Some(0.0));
+    assert_eq!(r.get("www.throughput_bps"), Some(0.0));
+    for k in [
+        "mean_transaction_s",
+        "object_latency_mean_s",
+        "object_latency_p50_s",
+    ] {
+        let v = r.get(&format!("www.{k}")).unwrap();
+        assert!(v.is_nan(), "www.{k} = {v}");
+    }
+    cfg.apps = vec![AppSpec::Www {
+        tcp: msll_sim::tcp::TcpConfig::dissertation(
+            presets::wireless("wlan").unwrap().frame_payload,
+        ),
+        max_connections: 4,
+        think_time: Default::default(),
+        connections: Default::default(),
+        start_s: 0.0,
+    }];
+    let r = &runs(&cfg, 1)[0];
+    assert!(r.get("www.transactions").unwrap() > 0.0);
+    assert!(r.get("www.mean_transaction_s").unwrap() > 0.0);
+}
