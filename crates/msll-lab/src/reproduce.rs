@@ -532,3 +532,22 @@ pub fn merge(from: &[PathBuf], opts: &ReproduceOptions) -> Result<()> {
         ..opts.clone()
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use msll_sim::RunResult;
+
+    /// A run with an unmeasured (NaN) metric survives the cache's JSON round trip: `serde_json`
+    /// writes NaN as `null`, which `reproduce` refused to read back (session 24).
+    #[test]
+    fn cached_runs_keep_nan_metrics() {
+        let mut r = RunResult::default();
+        r.set("conf.delay_mean_ms", f64::NAN);
+        r.set("conf.sent", 12.0);
+        let text = serde_json::to_string(&r).unwrap();
+        assert!(text.contains("null"), "{text}");
+        let back: RunResult = serde_json::from_str(&text).unwrap();
+        assert!(back.get("conf.delay_mean_ms").unwrap().is_nan());
+        assert_eq!(back.get("conf.sent"), Some(12.0));
+    }
+}

@@ -1189,3 +1189,32 @@ fn zero_counts_and_unknown_bench_cases_are_refused() {
     );
     assert!(out.stdout.is_empty());
 }
+
+/// A run that measured no time (here: WWW over the worst cellular level, where the quick run
+/// completes no page) records NaN, which the cache keeps across invocations (it was written as
+/// JSON `null` and then refused on reading: session 24) and the summary counts out of `n`.
+#[test]
+fn unmeasured_times_survive_the_cache_as_nan() {
+    let out = tmpdir("nan-cache");
+    for executed in [
+        "(60 executed now, 0 missing)",
+        "(0 executed now, 0 missing)",
+    ] {
+        let st = run_ok(
+            msll()
+                .current_dir(repo())
+                .args(["reproduce", "--quick", "--only", "seed004-fig4.12", "--out"])
+                .arg(&out.0),
+        );
+        let err = String::from_utf8_lossy(&st.stderr);
+        assert!(err.contains(executed), "{err}");
+    }
+    let csv = std::fs::read_to_string(out.0.join("data/seed004_fig4_12.csv")).unwrap();
+    let row = csv
+        .lines()
+        .find(|l| {
+            l.contains(",cellular/WAN2/L4/default,") && l.contains(",www.mean_transaction_s,")
+        })
+        .expect("a row for the point");
+    assert!(row.contains(",www.mean_transaction_s,NaN,NaN,0,"), "{row}");
+}

@@ -7,7 +7,17 @@ use serde::{Deserialize, Serialize};
 /// Named metrics of one run (a `BTreeMap`: deterministic order in every output).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunResult {
+    /// A metric the run did not measure is NaN (see `summarize`). JSON has no NaN:
+    /// `serde_json` writes it as `null`, which reads back as NaN (the `reproduce` cache).
+    #[serde(deserialize_with = "null_is_nan")]
     pub metrics: BTreeMap<String, f64>,
+}
+
+fn null_is_nan<'de, D: serde::Deserializer<'de>>(d: D) -> Result<BTreeMap<String, f64>, D::Error> {
+    let m = BTreeMap::<String, Option<f64>>::deserialize(d)?;
+    Ok(m.into_iter()
+        .map(|(k, v)| (k, v.unwrap_or(f64::NAN)))
+        .collect())
 }
 
 impl RunResult {
@@ -64,4 +74,27 @@ pub fn summarize(runs: &[RunResult]) -> BTreeMap<String, Summary> {
             (k.clone(), Summary::of(&xs))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summaries_leave_unmeasured_runs_out() {
+        let runs: Vec<RunResult> = [1.0, f64::NAN, 3.0]
+            .into_iter()
+            .map(|v| {
+                let mut r = RunResult::default();
+                r.set("m", v);
+                r
+            })
+            .collect();
+        let s = summarize(&runs)["m"];
+        assert_eq!((s.mean, s.n), (2.0, 2));
+        assert!((s.sd - 2f64.sqrt()).abs() < 1e-12);
+        let none = summarize(&runs[1..2])["m"];
+        assert_eq!(none.n, 0);
+        assert!(none.mean.is_nan());
+    }
 }
