@@ -104,22 +104,46 @@ pub fn table(sc: &Scenario, results: &[PointResult]) -> String {
         .max()
         .unwrap_or(5)
         .max(5);
+    // Cells first, so a column is as wide as its widest cell (a "(n=...)" note makes it wider).
+    let cells: Vec<Vec<String>> = results
+        .iter()
+        .map(|r| {
+            metrics
+                .iter()
+                .map(|m| match r.summary.get(m) {
+                    // Replications that did not measure the metric (NaN: a delay with nothing
+                    // received, a page time with no page) are out of the summary; say so.
+                    Some(x) if x.n == 0 => "not measured".to_string(),
+                    Some(x) if x.n < r.runs.len() => {
+                        format!("{:.6} ± {:.6} (n={})", x.mean, x.sd, x.n)
+                    }
+                    Some(x) => format!("{:.6} ± {:.6}", x.mean, x.sd),
+                    None => "-".to_string(),
+                })
+                .collect()
+        })
+        .collect();
+    let widths: Vec<usize> = metrics
+        .iter()
+        .enumerate()
+        .map(|(j, m)| {
+            cells
+                .iter()
+                .map(|row| row[j].chars().count())
+                .chain([m.chars().count(), 26])
+                .max()
+                .unwrap_or(26)
+        })
+        .collect();
     let _ = write!(s, "{:w$}", "point");
-    for m in &metrics {
-        let _ = write!(s, "  {m:>26}");
+    for (m, cw) in metrics.iter().zip(&widths) {
+        let _ = write!(s, "  {m:>cw$}");
     }
     s.push('\n');
-    for r in results {
+    for (r, row) in results.iter().zip(&cells) {
         let _ = write!(s, "{:w$}", r.point.label);
-        for m in &metrics {
-            match r.summary.get(m) {
-                Some(x) => {
-                    let _ = write!(s, "  {:>26}", format!("{:.6} ± {:.6}", x.mean, x.sd));
-                }
-                None => {
-                    let _ = write!(s, "  {:>26}", "-");
-                }
-            }
+        for (c, cw) in row.iter().zip(&widths) {
+            let _ = write!(s, "  {c:>cw$}");
         }
         s.push('\n');
     }

@@ -1218,3 +1218,31 @@ fn unmeasured_times_survive_the_cache_as_nan() {
         .expect("a row for the point");
     assert!(row.contains(",www.mean_transaction_s,NaN,NaN,0,"), "{row}");
 }
+
+/// `msll run`'s table says when replications measured nothing: "not measured" for none, "(n=k)"
+/// when only k did (the WWW client completes no page in 20 s of the worst cellular level, and a
+/// page in 2 of 6 replications of 1000 s).
+#[test]
+fn the_table_says_how_many_runs_measured_a_time() {
+    let text = |duration: u32, reps: u32| {
+        format!(
+            "[scenario]\nname = \"w\"\nmetrics = [\"www.transactions\", \"www.mean_transaction_s\"]\n\
+             replications = {reps}\nseed = 1\nduration_s = {duration}\n[link]\npreset = \"cellular\"\n\
+             [topology]\nname = \"WAN2\"\n[sweep]\nlevel = [4]\nscheme = [\"default\"]\n\
+             [[app]]\nkind = \"www\"\n"
+        )
+    };
+    let d = tmpdir("notmeasured");
+    let f = d.join("w.toml");
+    std::fs::write(&f, text(20, 3)).unwrap();
+    let out = String::from_utf8(run_ok(msll().arg("run").arg(&f)).stdout).unwrap();
+    let row = out.lines().find(|l| l.starts_with("cellular/")).unwrap();
+    assert!(row.ends_with(" not measured"), "{out}");
+    std::fs::write(&f, text(1000, 6)).unwrap();
+    let out = String::from_utf8(run_ok(msll().arg("run").arg(&f)).stdout).unwrap();
+    let row = out.lines().find(|l| l.starts_with("cellular/")).unwrap();
+    assert!(row.ends_with(" (n=2)"), "{out}");
+    // The columns stay aligned: the header is as wide as the widest row.
+    let head = out.lines().find(|l| l.starts_with("point")).unwrap();
+    assert_eq!(head.chars().count(), row.chars().count(), "{out}");
+}
