@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 /// Named metrics of one run (a `BTreeMap`: deterministic order in every output).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct RunResult {
     /// A metric the run did not measure is NaN (see `summarize`). JSON has no NaN:
     /// `serde_json` writes it as `null`, which reads back as NaN (the `reproduce` cache).
@@ -18,6 +18,19 @@ fn null_is_nan<'de, D: serde::Deserializer<'de>>(d: D) -> Result<BTreeMap<String
     Ok(m.into_iter()
         .map(|(k, v)| (k, v.unwrap_or(f64::NAN)))
         .collect())
+}
+
+/// Bit for bit, as the determinism checks mean it: equal names and equal values, with a NaN
+/// (an unmeasured metric) equal to itself.
+impl PartialEq for RunResult {
+    fn eq(&self, other: &Self) -> bool {
+        self.metrics.len() == other.metrics.len()
+            && self
+                .metrics
+                .iter()
+                .zip(&other.metrics)
+                .all(|((ka, a), (kb, b))| ka == kb && a.to_bits() == b.to_bits())
+    }
 }
 
 impl RunResult {
@@ -93,6 +106,9 @@ mod tests {
         let s = summarize(&runs)["m"];
         assert_eq!((s.mean, s.n), (2.0, 2));
         assert!((s.sd - 2f64.sqrt()).abs() < 1e-12);
+        // Runs compare bit for bit: an unmeasured metric does not make a run unequal to itself.
+        assert_eq!(runs[1], runs[1].clone());
+        assert_ne!(runs[0], runs[2]);
         let none = summarize(&runs[1..2])["m"];
         assert_eq!(none.n, 0);
         assert!(none.mean.is_nan());
