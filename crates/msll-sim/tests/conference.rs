@@ -314,16 +314,17 @@ fn nothing_delivered_means_no_delay_not_zero_delay() {
 /// times are NaN (they read 0 s, faster than any page), its counts and throughput 0.
 #[test]
 fn no_page_means_no_page_time_not_zero_time() {
-    let mut cfg = conf("wlan", Topology::Lan2, 0, 10.0);
-    cfg.apps = vec![AppSpec::Www {
+    let www = |start_s: f64| AppSpec::Www {
         tcp: msll_sim::tcp::TcpConfig::dissertation(
             presets::wireless("wlan").unwrap().frame_payload,
         ),
         max_connections: 4,
         think_time: Default::default(),
         connections: Default::default(),
-        start_s: 100.0,
-    }];
+        start_s,
+    };
+    let mut cfg = conf("wlan", Topology::Lan2, 0, 10.0);
+    cfg.apps = vec![www(100.0)];
     let r = &runs(&cfg, 1)[0];
     assert_eq!(r.get("www.transactions"), Some(0.0));
     assert_eq!(r.get("www.throughput_bps"), Some(0.0));
@@ -335,15 +336,7 @@ fn no_page_means_no_page_time_not_zero_time() {
         let v = r.get(&format!("www.{k}")).unwrap();
         assert!(v.is_nan(), "www.{k} = {v}");
     }
-    cfg.apps = vec![AppSpec::Www {
-        tcp: msll_sim::tcp::TcpConfig::dissertation(
-            presets::wireless("wlan").unwrap().frame_payload,
-        ),
-        max_connections: 4,
-        think_time: Default::default(),
-        connections: Default::default(),
-        start_s: 0.0,
-    }];
+    cfg.apps = vec![www(0.0)];
     let r = &runs(&cfg, 1)[0];
     assert!(r.get("www.transactions").unwrap() > 0.0);
     assert!(r.get("www.mean_transaction_s").unwrap() > 0.0);

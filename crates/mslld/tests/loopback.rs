@@ -16,6 +16,31 @@ use tokio::sync::{mpsc, oneshot};
 
 const KEY: &str = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
 
+/// One daemon on the current `LocalSet`, with in-process IP channels; stops when the returned
+/// sender fires (or is dropped).
+fn spawn_daemon(
+    cfg: mslld::config::Config,
+    rx: mpsc::Receiver<Bytes>,
+    tx: mpsc::Sender<Bytes>,
+    socket: StdUdp,
+    control: Option<mpsc::Receiver<mslld::daemon::ControlRequest>>,
+) -> (
+    tokio::task::JoinHandle<anyhow::Result<mslld::tunnel::Snapshot>>,
+    oneshot::Sender<()>,
+) {
+    let (stop_tx, stop) = oneshot::channel::<()>();
+    let task = tokio::task::spawn_local(daemon::run(
+        cfg,
+        IpSide::Chan { rx, tx },
+        tokio::net::UdpSocket::from_std(socket).unwrap(),
+        control,
+        async move {
+            let _ = stop.await;
+        },
+    ));
+    (task, stop_tx)
+}
+
 #[test]
 fn lossy_loopback_transfer_survives_hostile_datagrams() {
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -48,33 +73,9 @@ fn lossy_loopback_transfer_survives_hostile_datagrams() {
         let (a_out_tx, _a_out_rx) = mpsc::channel::<Bytes>(64);
         let (_b_in_tx, b_in_rx) = mpsc::channel::<Bytes>(64);
         let (b_out_tx, mut b_out_rx) = mpsc::channel::<Bytes>(4096);
-        let (stop_a_tx, stop_a) = oneshot::channel::<()>();
-        let (stop_b_tx, stop_b) = oneshot::channel::<()>();
         let (ctl_rx, _guard) = mslld::control::serve(&ctl).unwrap();
-        let a = tokio::task::spawn_local(daemon::run(
-            ca,
-            IpSide::Chan {
-                rx: a_in_rx,
-                tx: a_out_tx,
-            },
-            tokio::net::UdpSocket::from_std(sa).unwrap(),
-            None,
-            async move {
-                let _ = stop_a.await;
-            },
-        ));
-        let b = tokio::task::spawn_local(daemon::run(
-            cb,
-            IpSide::Chan {
-                rx: b_in_rx,
-                tx: b_out_tx,
-            },
-            tokio::net::UdpSocket::from_std(sb).unwrap(),
-            Some(ctl_rx),
-            async move {
-                let _ = stop_b.await;
-            },
-        ));
+        let (a, stop_a_tx) = spawn_daemon(ca, a_in_rx, a_out_tx, sa, None);
+        let (b, stop_b_tx) = spawn_daemon(cb, b_in_rx, b_out_tx, sb, Some(ctl_rx));
 
         // An attacker on loopback: garbage, forgeries under a wrong key, and replays of
         // sniffed-looking datagrams it cannot produce validly.
@@ -188,32 +189,8 @@ fn refused_ip_writes_are_counted() {
         // b's IP side is gone: every packet b delivers is refused.
         let (b_out_tx, b_out_rx) = mpsc::channel::<Bytes>(64);
         drop(b_out_rx);
-        let (stop_a_tx, stop_a) = oneshot::channel::<()>();
-        let (stop_b_tx, stop_b) = oneshot::channel::<()>();
-        let a = tokio::task::spawn_local(daemon::run(
-            ca,
-            IpSide::Chan {
-                rx: a_in_rx,
-                tx: a_out_tx,
-            },
-            tokio::net::UdpSocket::from_std(sa).unwrap(),
-            None,
-            async move {
-                let _ = stop_a.await;
-            },
-        ));
-        let b = tokio::task::spawn_local(daemon::run(
-            cb,
-            IpSide::Chan {
-                rx: b_in_rx,
-                tx: b_out_tx,
-            },
-            tokio::net::UdpSocket::from_std(sb).unwrap(),
-            None,
-            async move {
-                let _ = stop_b.await;
-            },
-        ));
+        let (a, stop_a_tx) = spawn_daemon(ca, a_in_rx, a_out_tx, sa, None);
+        let (b, stop_b_tx) = spawn_daemon(cb, b_in_rx, b_out_tx, sb, None);
         tokio::time::sleep(Duration::from_millis(300)).await;
         let n = 40u32;
         for i in 0..n {
