@@ -41,23 +41,35 @@ fn spawn_daemon(
     (task, stop_tx)
 }
 
-#[test]
-fn lossy_loopback_transfer_survives_hostile_datagrams() {
+/// Run `f` on a current-thread runtime inside a LocalSet: the daemon's endpoint holds non-`Send`
+/// buffers (`msll_proto::Buf`), so its tasks stay on this thread, as `mslld` runs them on its
+/// current-thread runtime.
+fn on_local_set<F: std::future::Future>(f: F) -> F::Output {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
-    // A LocalSet: the daemon's endpoint holds non-`Send` buffers (`msll_proto::Buf`), so its
-    // tasks stay on this thread, as `mslld` runs them on its current-thread runtime.
-    tokio::task::LocalSet::new().block_on(&rt, async {
-        let sa = StdUdp::bind("127.0.0.1:0").unwrap();
-        let sb = StdUdp::bind("127.0.0.1:0").unwrap();
-        sa.set_nonblocking(true).unwrap();
-        sb.set_nonblocking(true).unwrap();
-        let (aa, ab) = (sa.local_addr().unwrap(), sb.local_addr().unwrap());
-        let sr = SchemeConfig::from_name("sr-m2").unwrap();
-        let mut ca = loopback_config(aa, ab, KEY, sr.clone(), 20.0, 2.0);
-        let mut cb = loopback_config(ab, aa, KEY, sr, 20.0, 2.0);
+    tokio::task::LocalSet::new().block_on(&rt, f)
+}
+
+/// Two loopback sockets and SR/M2 configurations (20 Mbit/s, 2 ms) of daemons facing each other.
+fn sr_pair() -> (StdUdp, StdUdp, mslld::config::Config, mslld::config::Config) {
+    let sa = StdUdp::bind("127.0.0.1:0").unwrap();
+    let sb = StdUdp::bind("127.0.0.1:0").unwrap();
+    sa.set_nonblocking(true).unwrap();
+    sb.set_nonblocking(true).unwrap();
+    let (aa, ab) = (sa.local_addr().unwrap(), sb.local_addr().unwrap());
+    let sr = SchemeConfig::from_name("sr-m2").unwrap();
+    let ca = loopback_config(aa, ab, KEY, sr.clone(), 20.0, 2.0);
+    let cb = loopback_config(ab, aa, KEY, sr, 20.0, 2.0);
+    (sa, sb, ca, cb)
+}
+
+#[test]
+fn lossy_loopback_transfer_survives_hostile_datagrams() {
+    on_local_set(async {
+        let (sa, sb, mut ca, mut cb) = sr_pair();
+        let ab = sb.local_addr().unwrap();
         for (c, seed) in [(&mut ca, 1), (&mut cb, 2)] {
             c.impair = Some(ImpairConfig {
                 error: ErrorSpec::Bernoulli { p: 0.05 },
@@ -170,19 +182,8 @@ fn lossy_loopback_transfer_survives_hostile_datagrams() {
 /// write failure was a warning per packet and no counter).
 #[test]
 fn refused_ip_writes_are_counted() {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    tokio::task::LocalSet::new().block_on(&rt, async {
-        let sa = StdUdp::bind("127.0.0.1:0").unwrap();
-        let sb = StdUdp::bind("127.0.0.1:0").unwrap();
-        sa.set_nonblocking(true).unwrap();
-        sb.set_nonblocking(true).unwrap();
-        let (aa, ab) = (sa.local_addr().unwrap(), sb.local_addr().unwrap());
-        let sr = SchemeConfig::from_name("sr-m2").unwrap();
-        let ca = loopback_config(aa, ab, KEY, sr.clone(), 20.0, 2.0);
-        let cb = loopback_config(ab, aa, KEY, sr, 20.0, 2.0);
+    on_local_set(async {
+        let (sa, sb, ca, cb) = sr_pair();
         let (a_in_tx, a_in_rx) = mpsc::channel::<Bytes>(64);
         let (a_out_tx, _a_out_rx) = mpsc::channel::<Bytes>(64);
         let (_b_in_tx, b_in_rx) = mpsc::channel::<Bytes>(64);
