@@ -104,6 +104,7 @@ impl<'de> Deserialize<'de> for MsllSection {
 mod section {
     use super::{MsllConfig, MsllSection};
     use serde::de::{self, DeserializeSeed, IntoDeserializer, MapAccess, Visitor};
+    use serde::Deserialize;
     use std::fmt;
 
     pub struct SectionVisitor;
@@ -125,8 +126,6 @@ mod section {
             })
         }
     }
-
-    use serde::Deserialize;
 
     /// The section's map as a deserializer (and map) that MsllConfig reads, minus `names`.
     struct Without<'a, A> {
