@@ -11,6 +11,7 @@ pub mod reproduce;
 pub mod runner;
 pub mod scenario;
 pub mod speed;
+pub mod stats;
 
 pub use runner::{run_scenario, PointResult, RunOptions};
 pub use scenario::{Scenario, ScenarioError};

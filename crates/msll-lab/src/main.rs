@@ -105,6 +105,10 @@ enum Cmd {
         out: Option<PathBuf>,
         #[arg(long, value_enum, default_value = "table")]
         format: Format,
+        /// What the table prints after each mean's "±" (CSV and JSON carry both, as `sd` and
+        /// `ci95`).
+        #[arg(long, value_enum, default_value = "sd")]
+        interval: output::Interval,
         /// Worker threads (default: all cores). Results do not depend on it.
         #[arg(long, value_parser = at_least_one)]
         threads: Option<usize>,
@@ -234,6 +238,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             seed,
             out,
             format,
+            interval,
             threads,
             trace,
             point,
@@ -274,7 +279,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             }
             let mut o = std::io::stdout().lock();
             match format {
-                Format::Table => write!(o, "{}", output::table(&sc, &results))?,
+                Format::Table => write!(o, "{}", output::table(&sc, &results, interval))?,
                 Format::Json => writeln!(
                     o,
                     "{}",

@@ -1,5 +1,6 @@
-//! Result formats: a human table, JSON (scenario, seed, version and per-point mean/sd/n of every
-//! metric) and CSV (one summary row per point and metric; one row per replication and metric).
+//! Result formats: a human table, JSON (scenario, seed, version and per-point mean/sd/n/ci95 of
+//! every metric) and CSV (one summary row per point and metric; one row per replication and
+//! metric). `ci95` is the half-width of the 95 % confidence interval of the mean (`stats.rs`).
 //! No wall-clock value is ever written into these, so equal runs give equal bytes.
 
 use std::fmt::Write as _;
@@ -84,7 +85,33 @@ pub fn check_metrics(
     Ok(())
 }
 
-pub fn table(sc: &Scenario, results: &[PointResult]) -> String {
+/// What follows the mean's "±" in the table: the seeds' spread (one standard deviation across
+/// replications, the error bars of their figures) or the 95 % confidence interval of the mean.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Interval {
+    /// One standard deviation across replications (the seeds' error bars).
+    #[default]
+    Sd,
+    /// Half-width of the mean's 95 % confidence interval (Student t, n - 1 degrees of freedom).
+    Ci95,
+}
+
+impl Interval {
+    fn of(self, s: &msll_sim::Summary) -> f64 {
+        match self {
+            Interval::Sd => s.sd,
+            Interval::Ci95 => crate::stats::ci95(s),
+        }
+    }
+    fn legend(self) -> &'static str {
+        match self {
+            Interval::Sd => "mean ± sd over replications",
+            Interval::Ci95 => "mean ± half-width of its 95 % confidence interval (Student t)",
+        }
+    }
+}
+
+pub fn table(sc: &Scenario, results: &[PointResult], interval: Interval) -> String {
     let metrics = primary_metrics(sc, results);
     let mut s = String::new();
     let title = if sc.raw.scenario.title.is_empty() {
@@ -95,8 +122,9 @@ pub fn table(sc: &Scenario, results: &[PointResult]) -> String {
     let reps = results.first().map_or(0, |r| r.runs.len());
     let _ = writeln!(
         s,
-        "{title}  ({reps} replications, seed {})",
-        sc.raw.scenario.seed
+        "{title}  ({reps} replications, seed {}; {})",
+        sc.raw.scenario.seed,
+        interval.legend()
     );
     let w = results
         .iter()
@@ -115,9 +143,9 @@ pub fn table(sc: &Scenario, results: &[PointResult]) -> String {
                     // received, a page time with no page) are out of the summary; say so.
                     Some(x) if x.n == 0 => "not measured".to_string(),
                     Some(x) if x.n < r.runs.len() => {
-                        format!("{:.6} ± {:.6} (n={})", x.mean, x.sd, x.n)
+                        format!("{:.6} ± {:.6} (n={})", x.mean, interval.of(x), x.n)
                     }
-                    Some(x) => format!("{:.6} ± {:.6}", x.mean, x.sd),
+                    Some(x) => format!("{:.6} ± {:.6}", x.mean, interval.of(x)),
                     None => "-".to_string(),
                 })
                 .collect()
@@ -166,7 +194,12 @@ pub fn json(sc: &Scenario, results: &[PointResult], seed: u64) -> serde_json::Va
             "level": r.point.level,
             "scheme": r.point.scheme,
             "config": r.point.config,
-            "metrics": r.summary,
+            "metrics": r.summary.iter().map(|(k, v)| (k.clone(), json!({
+                "mean": v.mean,
+                "sd": v.sd,
+                "n": v.n,
+                "ci95": crate::stats::ci95(v),
+            }))).collect::<serde_json::Map<_, _>>(),
         })).collect::<Vec<_>>(),
     })
 }
@@ -194,18 +227,19 @@ fn point_columns(sc: &Scenario, p: &crate::scenario::Point) -> String {
 
 pub fn summary_csv(sc: &Scenario, results: &[PointResult], seed: u64) -> String {
     let mut s = String::from(
-        "scenario,point,link,topology,level,scheme,metric,mean,sd,n,seed,msll_version\n",
+        "scenario,point,link,topology,level,scheme,metric,mean,sd,n,ci95,seed,msll_version\n",
     );
     for r in results {
         let p = &r.point;
         for (k, v) in &r.summary {
             let _ = writeln!(
                 s,
-                "{},{k},{},{},{},{seed},{VERSION}",
+                "{},{k},{},{},{},{},{seed},{VERSION}",
                 point_columns(sc, p),
                 v.mean,
                 v.sd,
-                v.n
+                v.n,
+                crate::stats::ci95(v)
             );
         }
     }

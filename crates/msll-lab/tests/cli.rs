@@ -97,7 +97,7 @@ fn identical_csv_for_reruns_and_thread_counts() {
     }
     let csv = String::from_utf8(std::fs::read(a.join("seed004_fig5_10-11.csv")).unwrap()).unwrap();
     assert!(csv.starts_with(
-        "scenario,point,link,topology,level,scheme,metric,mean,sd,n,seed,msll_version\n"
+        "scenario,point,link,topology,level,scheme,metric,mean,sd,n,ci95,seed,msll_version\n"
     ));
     assert!(csv.contains("pcs/WAN2/L4/default,pcs,WAN2,4,default,conf.loss,"));
 }
@@ -1245,4 +1245,86 @@ fn the_table_says_how_many_runs_measured_a_time() {
     // The columns stay aligned: the header is as wide as the widest row.
     let head = out.lines().find(|l| l.starts_with("point")).unwrap();
     assert_eq!(head.chars().count(), row.chars().count(), "{out}");
+}
+
+/// Every summary carries the 95 % confidence interval of its mean: the CSV's `ci95` column, the
+/// JSON's `ci95` field and the table with `--interval ci95` agree with each other and with the
+/// Student-t half-width recomputed from the replications of `*.runs.csv`.
+#[test]
+fn summaries_carry_the_confidence_interval_of_the_mean() {
+    let d = tmpdir("ci95");
+    let f = d.join("c.toml");
+    std::fs::write(
+        &f,
+        "[scenario]\nname = \"c\"\nmetrics = [\"conf.loss\"]\nreplications = 5\nseed = 3\n\
+         duration_s = 60\n[link]\npreset = \"cellular\"\n[sweep]\nlevel = [3]\n\
+         scheme = [\"default\"]\n[[app]]\nkind = \"conference\"\n",
+    )
+    .unwrap();
+    let out = d.join("out");
+    run_ok(
+        msll()
+            .args(["run", "--format", "json", "--out"])
+            .arg(&out)
+            .arg(&f),
+    );
+    // The five replications' losses, from the per-run CSV.
+    let runs = std::fs::read_to_string(out.join("c.runs.csv")).unwrap();
+    let xs: Vec<f64> = runs
+        .lines()
+        .filter(|l| l.contains(",conf.loss,"))
+        .map(|l| l.split(',').nth(8).unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(xs.len(), 5, "{runs}");
+    let mean = xs.iter().sum::<f64>() / 5.0;
+    let sd = (xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / 4.0).sqrt();
+    assert!(sd > 0.0, "the replications differ: {xs:?}");
+    // t(0.975, 4) = 2.776445.
+    let expect = 2.776_445 * sd / 5f64.sqrt();
+    let csv = std::fs::read_to_string(out.join("c.csv")).unwrap();
+    let head: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let col = head.iter().position(|&h| h == "ci95").expect("ci95 column");
+    let row: Vec<&str> = csv
+        .lines()
+        .find(|l| l.contains(",conf.loss,"))
+        .unwrap()
+        .split(',')
+        .collect();
+    let ci: f64 = row[col].parse().unwrap();
+    assert!((ci - expect).abs() < 1e-4 * expect, "{ci} vs {expect}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("c.json")).unwrap()).unwrap();
+    let m = &json["points"][0]["metrics"]["conf.loss"];
+    // (serde_json's default float parsing may be one unit in the last place off.)
+    let j = m["ci95"].as_f64().expect("a number");
+    assert!((j - ci).abs() <= 1e-15 * ci, "{m} vs {ci}");
+    assert_eq!(m["n"].as_u64(), Some(5), "{m}");
+    // The table prints the sd by default and the interval when asked.
+    let table = |iv: &str| {
+        let o = run_ok(msll().args(["run", "--interval", iv]).arg(&f));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let (t_sd, t_ci) = (table("sd"), table("ci95"));
+    assert!(t_sd.contains(&format!("± {sd:.6}")), "{t_sd}");
+    assert!(t_ci.contains(&format!("± {ci:.6}")), "{t_ci}");
+    assert!(t_ci.contains("95 % confidence interval"), "{t_ci}");
+    // A single replication has no interval: NaN in the CSV, null in the JSON.
+    let one = d.join("one");
+    run_ok(
+        msll()
+            .args(["run", "--reps", "1", "--out"])
+            .arg(&one)
+            .arg(&f),
+    );
+    let csv = std::fs::read_to_string(one.join("c.csv")).unwrap();
+    let row: Vec<&str> = csv
+        .lines()
+        .find(|l| l.contains(",conf.loss,"))
+        .unwrap()
+        .split(',')
+        .collect();
+    assert_eq!(row[col], "NaN", "{csv}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(one.join("c.json")).unwrap()).unwrap();
+    assert!(json["points"][0]["metrics"]["conf.loss"]["ci95"].is_null());
 }
