@@ -22,6 +22,7 @@ pub mod control;
 pub mod daemon;
 pub mod impair;
 pub mod mss;
+pub mod prom;
 pub mod tunnel;
 pub mod wire;
 

@@ -23,6 +23,12 @@ struct Cli {
     cmd: Cmd,
 }
 
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum StatsFormat {
+    Json,
+    Prometheus,
+}
+
 #[derive(Subcommand)]
 enum Cmd {
     /// Run the daemon (needs CAP_NET_ADMIN for the TUN device).
@@ -33,11 +39,15 @@ enum Cmd {
         #[arg(long)]
         log_json: bool,
     },
-    /// Print a running daemon's counters as JSON.
+    /// Print a running daemon's counters (JSON, or Prometheus text exposition).
     Stats {
         /// The daemon's control socket (config key `control`).
         #[arg(long)]
         control: PathBuf,
+        /// `prometheus`: the text exposition format, e.g. for node_exporter's textfile collector
+        /// (`mslld stats --format prometheus > DIR/mslld.prom`).
+        #[arg(long, value_enum, default_value = "json")]
+        format: StatsFormat,
     },
     /// Set a service's scheduler rate (relative share) in a running daemon.
     Rate {
@@ -150,11 +160,17 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             let cfg = Config::from_file(&config)?;
             run_daemon(cfg)
         }
-        Cmd::Stats { control } => {
+        Cmd::Stats { control, format } => {
             let reply = mslld::control::query(&control)?;
             let v: serde_json::Value =
                 serde_json::from_str(reply.trim()).context("daemon reply is not JSON")?;
-            writeln!(o, "{}", serde_json::to_string_pretty(&v)?)?;
+            if let Some(e) = v.get("error") {
+                anyhow::bail!("daemon refused: {e}");
+            }
+            match format {
+                StatsFormat::Json => writeln!(o, "{}", serde_json::to_string_pretty(&v)?)?,
+                StatsFormat::Prometheus => write!(o, "{}", mslld::prom::exposition(&v)?)?,
+            }
             Ok(())
         }
         Cmd::Rate {

@@ -538,6 +538,25 @@ rates = [1, 1, 2"#,
     );
     let cli: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stats prints JSON");
     assert_eq!(cli["services"][1]["scheme"], "sr-m2");
+    // The same counters as Prometheus exposition text.
+    let out = Command::new(BIN)
+        .args(["stats", "--format", "prometheus", "--control"])
+        .arg(lab.control(0))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let prom = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        prom.lines()
+            .any(|l| l.starts_with("mslld_service_retransmissions_total{")
+                && l.contains("index=\"1\",scheme=\"sr-m2\"} ")),
+        "{prom}"
+    );
+    assert!(prom.contains("# TYPE mslld_datagrams_out_total counter\nmslld_datagrams_out_total "));
     // Live rate change through the CLI: shares 1:1:2 become 1:2:2.
     let out = Command::new(BIN)
         .args(["rate", "--service", "1", "--rate", "2", "--control"])

@@ -143,6 +143,53 @@ fn link_comes_up_and_sr_recovers_loss_in_order() {
     let sa = net.a.snapshot();
     assert!(sa.services[0].counters.retransmissions > 10);
     assert_eq!(sa.counters.auth_failed + snap.counters.auth_failed, 0);
+    prometheus_text_carries_every_number(&sa);
+}
+
+/// `mslld stats --format prometheus` of a real snapshot: one sample per number of the JSON
+/// reply, the retransmissions counted above among them.
+fn prometheus_text_carries_every_number(s: &mslld::Snapshot) {
+    fn numbers(v: &serde_json::Value) -> usize {
+        match v {
+            serde_json::Value::Number(_) | serde_json::Value::Bool(_) => 1,
+            serde_json::Value::Object(o) => o.values().map(numbers).sum(),
+            serde_json::Value::Array(a) => a.iter().map(numbers).sum(),
+            _ => 0,
+        }
+    }
+    let v = serde_json::to_value(s).unwrap();
+    let t = mslld::prom::exposition(&v).unwrap();
+    let samples: Vec<&str> = t
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.starts_with("mslld_info"))
+        .collect();
+    assert_eq!(samples.len(), numbers(&v), "{t}");
+    let r = s.services[0].counters.retransmissions;
+    let line = format!(
+        "mslld_service_retransmissions_total{{service=\"{}\",index=\"0\",scheme=\"sr-m2\"}} {r}",
+        s.services[0].name
+    );
+    assert!(t.lines().any(|l| l == line), "no `{line}` in\n{t}");
+    assert!(
+        t.contains("# TYPE mslld_datagrams_out_total counter"),
+        "{t}"
+    );
+    let info = t
+        .lines()
+        .find(|l| l.starts_with("mslld_info{"))
+        .expect("info line");
+    assert!(
+        info.contains(&format!("session=\"{}\"", s.session)),
+        "{info}"
+    );
+    assert!(info.ends_with("} 1"), "{info}");
+    // Every cumulative field the exporter names still exists in the snapshot.
+    for k in mslld::prom::CUMULATIVE {
+        assert!(
+            v.get(k).is_some() || v["services"][0].get(k).is_some(),
+            "{k} is not a snapshot field"
+        );
+    }
 }
 
 #[test]
