@@ -650,6 +650,34 @@ fn loss_probability_above_one() {
     assert_one_line_error("p", &t, &["link.error.p", "1.5"]);
 }
 
+/// An N-state Markov channel runs from a scenario file; a matrix it cannot run with is named
+/// down to the row or entry.
+#[test]
+fn markov_error_model_runs_and_its_bad_rows_are_named() {
+    let chain = "[link]\nerror = { model = \"markov\", transition = [[0.9, 0.1, 0.0], \
+                 [0.2, 0.7, 0.1], [0.0, 0.5, 0.5]], loss = [0.0, 0.1, 0.8] }";
+    let (code, err) = bad("markov", &GOOD.replace("[link]", chain));
+    assert_eq!(code, 0, "{err}");
+    let row = GOOD.replace(
+        "[link]",
+        "[link]\nerror = { model = \"markov\", transition = [[0.9, 0.1], [0.2, 0.7]], loss = [0.0, 0.5] }",
+    );
+    assert_one_line_error(
+        "markov-row",
+        &row,
+        &["link.error.transition[1]", "sum to 1"],
+    );
+    let absorbing = GOOD.replace(
+        "[link]",
+        "[link]\nerror = { model = \"markov\", transition = [[0.9, 0.1], [0.0, 1.0]], loss = [0.0, 0.5] }",
+    );
+    assert_one_line_error(
+        "markov-absorbing",
+        &absorbing,
+        &["link.error.transition", "reachable"],
+    );
+}
+
 #[test]
 fn unknown_preset_topology_scheme() {
     assert_one_line_error(

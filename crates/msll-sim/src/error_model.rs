@@ -10,6 +10,7 @@
 //! | `ByteInterval` | WLAN: single byte errors at exponential intervals counted over transmitted bytes (§1.3) | transmitted bytes only |
 //! | `TwoState` | PCS: good/bad Markov chain, exponential sojourns in real time, per-state BER (§1.2) | real time, also while idle |
 //! | `GilbertElliott` | general per-frame two-state chain | frames |
+//! | `Markov` | per-frame chain of N states, each with its loss probability (ns-2's multi-state idea, discrete) | frames |
 //! | `Trace` | recorded per-frame outcomes or error instants | frames / time |
 //!
 //! `TwoState` keeps two streams: one for the state sojourns (a function of time only) and one for
@@ -74,6 +75,18 @@ pub enum ErrorSpec {
         loss_good: f64,
         loss_bad: f64,
     },
+    /// Per-frame Markov chain of N states (N = 1..=`MARKOV_MAX_STATES`): `transition[i][j]` is
+    /// the probability of going from state i to state j after a frame, `loss[i]` the probability
+    /// that a frame sent in state i is lost. Generalises `gilbert-elliott` (N = 2) to the
+    /// multi-state channels of the literature (e.g. Fritchman's partitioned chains, ns-2's
+    /// MultiState error model).
+    Markov {
+        transition: Vec<Vec<f64>>,
+        loss: Vec<f64>,
+        /// Start in state 0 (default) or in a state drawn from the stationary distribution.
+        #[serde(default)]
+        initial: MarkovStart,
+    },
     /// Loss from a file: `frames` = one 0/1 outcome per frame (whitespace ignored), `times` = one
     /// error instant in seconds per line (a frame is lost if an instant falls inside its airtime).
     Trace {
@@ -89,6 +102,20 @@ pub enum ErrorSpec {
 fn yes() -> bool {
     true
 }
+
+/// Where a `markov` chain starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum MarkovStart {
+    /// State 0 (list the usual, good state first).
+    #[default]
+    First,
+    /// A state drawn from the chain's stationary distribution.
+    Stationary,
+}
+
+/// Most states a `markov` error model may have.
+pub const MARKOV_MAX_STATES: usize = 64;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
@@ -137,6 +164,12 @@ pub const MIN_STATE_MEAN_S: f64 = 1e-3;
 impl ErrorSpec {
     /// Check parameter ranges (field names relative to the error table).
     pub fn validate(&self) -> Result<(), SpecError> {
+        if let ErrorSpec::Markov {
+            transition, loss, ..
+        } = self
+        {
+            return validate_markov(transition, loss);
+        }
         match *self {
             ErrorSpec::None => Ok(()),
             ErrorSpec::Bernoulli { p } => prob("p", p),
@@ -178,6 +211,7 @@ impl ErrorSpec {
                 }
                 Ok(())
             }
+            ErrorSpec::Markov { .. } => unreachable!("checked above"),
             ErrorSpec::Trace { ref path, .. } => {
                 if path.as_os_str().is_empty() {
                     Err(bad("path", "\"\"", "trace path is empty"))
@@ -223,6 +257,14 @@ impl ErrorSpec {
             } => {
                 let pb = p_good_to_bad / (p_good_to_bad + p_bad_to_good);
                 Some((1.0 - pb) * loss_good + pb * loss_bad)
+            }
+            ErrorSpec::Markov {
+                ref transition,
+                ref loss,
+                ..
+            } => {
+                let pi = stationary(transition);
+                Some(pi.iter().zip(loss).map(|(p, l)| p * l).sum())
             }
             ErrorSpec::Trace { .. } => None,
         }
@@ -284,6 +326,40 @@ impl ErrorSpec {
                 bad: false,
                 rng: draw,
             },
+            ErrorSpec::Markov {
+                ref transition,
+                ref loss,
+                initial,
+            } => {
+                let n = loss.len();
+                let state = match initial {
+                    MarkovStart::First => 0,
+                    MarkovStart::Stationary => pick(&stationary(transition), state.random()),
+                };
+                // Rows as cumulative sums, the last forced to 1 so rounding never runs off the end.
+                let cum = transition
+                    .iter()
+                    .flat_map(|row| {
+                        let mut acc = 0.0;
+                        let mut c: Vec<f64> = row
+                            .iter()
+                            .map(|p| {
+                                acc += p;
+                                acc
+                            })
+                            .collect();
+                        c[n - 1] = 1.0;
+                        c
+                    })
+                    .collect();
+                ErrorModel::Markov(Box::new(Markov {
+                    n,
+                    cum,
+                    loss: loss.clone(),
+                    state,
+                    rng: draw,
+                }))
+            }
             ErrorSpec::Trace {
                 ref path,
                 kind,
@@ -365,6 +441,132 @@ impl ErrorSpec {
 
 fn exp(rng: &mut SimRng) -> f64 {
     rng.sample::<f64, _>(Exp1)
+}
+
+/// The index `i` with `cum(i-1) <= u < cum(i)` for the distribution `p` (the last if rounding
+/// leaves `u` beyond the sum).
+fn pick(p: &[f64], u: f64) -> usize {
+    let mut acc = 0.0;
+    for (i, x) in p.iter().enumerate() {
+        acc += x;
+        if u < acc {
+            return i;
+        }
+    }
+    p.len() - 1
+}
+
+/// A `markov` chain's parameters: a square row-stochastic matrix of at most
+/// [`MARKOV_MAX_STATES`] states, one loss probability per state, every state reachable from every
+/// other (one stationary distribution, so one long-run loss rate).
+fn validate_markov(transition: &[Vec<f64>], loss: &[f64]) -> Result<(), SpecError> {
+    let n = transition.len();
+    if n == 0 || n > MARKOV_MAX_STATES {
+        return Err(bad(
+            "transition",
+            format!("{n} rows"),
+            &format!("needs 1..={MARKOV_MAX_STATES} states"),
+        ));
+    }
+    if loss.len() != n {
+        return Err(bad(
+            "loss",
+            format!("{} values", loss.len()),
+            &format!("needs one loss probability per state ({n})"),
+        ));
+    }
+    for (i, row) in transition.iter().enumerate() {
+        let field = format!("transition[{i}]");
+        if row.len() != n {
+            return Err(bad(
+                &field,
+                format!("{row:?}"),
+                &format!("needs {n} probabilities, one per state"),
+            ));
+        }
+        for (j, &p) in row.iter().enumerate() {
+            prob(&format!("transition[{i}][{j}]"), p)?;
+        }
+        let sum: f64 = row.iter().sum();
+        if (sum - 1.0).abs() > 1e-9 {
+            return Err(bad(
+                &field,
+                format!("{row:?}"),
+                "probabilities must sum to 1",
+            ));
+        }
+    }
+    for (i, &l) in loss.iter().enumerate() {
+        prob(&format!("loss[{i}]"), l)?;
+    }
+    // Irreducible: state 0 reaches every state and every state reaches state 0.
+    let reach = |forward: bool| {
+        let mut seen = vec![false; n];
+        let mut stack = vec![0usize];
+        seen[0] = true;
+        while let Some(i) = stack.pop() {
+            for (j, s) in seen.iter_mut().enumerate() {
+                let p = if forward {
+                    transition[i][j]
+                } else {
+                    transition[j][i]
+                };
+                if p > 0.0 && !*s {
+                    *s = true;
+                    stack.push(j);
+                }
+            }
+        }
+        seen
+    };
+    let (to, from) = (reach(true), reach(false));
+    if let Some(i) = (0..n).find(|&i| !(to[i] && from[i])) {
+        return Err(bad(
+            "transition",
+            format!("state {i}"),
+            "every state must be reachable from every other (one long-run loss rate)",
+        ));
+    }
+    Ok(())
+}
+
+/// Stationary distribution of an irreducible row-stochastic matrix: solves pi (P - I) = 0 with
+/// sum(pi) = 1 by Gaussian elimination with partial pivoting (N <= 64).
+pub fn stationary(p: &[Vec<f64>]) -> Vec<f64> {
+    let n = p.len();
+    // Rows of the system A x = b: equations j = 0..n-1 of (P^T - I) x = 0, the last replaced by
+    // sum x = 1.
+    let mut a: Vec<Vec<f64>> = (0..n)
+        .map(|j| {
+            let mut row: Vec<f64> = (0..n).map(|i| p[i][j]).collect();
+            row[j] -= 1.0;
+            row.push(0.0);
+            row
+        })
+        .collect();
+    a[n - 1] = vec![1.0; n + 1];
+    for c in 0..n {
+        let piv = (c..n)
+            .max_by(|&x, &y| a[x][c].abs().total_cmp(&a[y][c].abs()))
+            .unwrap_or(c);
+        a.swap(c, piv);
+        let d = a[c][c];
+        if d == 0.0 {
+            continue;
+        }
+        let pivot = a[c].clone();
+        for (r, row) in a.iter_mut().enumerate() {
+            let f = row[c] / d;
+            if r != c && f != 0.0 {
+                for (x, y) in row[c..].iter_mut().zip(&pivot[c..]) {
+                    *x -= f * y;
+                }
+            }
+        }
+    }
+    (0..n)
+        .map(|i| (a[i][n] / a[i][i]).clamp(0.0, 1.0))
+        .collect()
 }
 
 /// Loss probability of a frame on the two-state link, the chain in steady state:
@@ -478,6 +680,33 @@ impl TwoState {
     }
 }
 
+/// A running `markov` chain.
+#[derive(Debug, Clone)]
+pub struct Markov {
+    n: usize,
+    /// Row i of the transition matrix as cumulative sums, rows one after another.
+    cum: Vec<f64>,
+    loss: Vec<f64>,
+    state: usize,
+    rng: SimRng,
+}
+
+impl Markov {
+    // Cold and out of line: inlined, this arm made `frame_lost` big enough that `Simulation::
+    // transmit`, which it is part of, stopped being inlined into the pacing path (case a10 +1.3 %
+    // instructions with a retrained profile). The seeds' models keep the short path.
+    #[cold]
+    #[inline(never)]
+    fn lost(&mut self) -> bool {
+        // As `GilbertElliott`: the frame meets the current state, then the chain steps.
+        let lost = self.rng.random::<f64>() < self.loss[self.state];
+        let u = self.rng.random::<f64>();
+        let row = &self.cum[self.state * self.n..(self.state + 1) * self.n];
+        self.state = row.partition_point(|&c| c <= u).min(self.n - 1);
+        lost
+    }
+}
+
 /// A running error process.
 #[derive(Debug, Clone)]
 pub enum ErrorModel {
@@ -500,6 +729,8 @@ pub enum ErrorModel {
         bad: bool,
         rng: SimRng,
     },
+    /// Boxed: the model sits in every link interface, and a chain's vectors would enlarge them all.
+    Markov(Box<Markov>),
     TraceFrames {
         outcomes: Vec<bool>,
         next: usize,
@@ -556,6 +787,7 @@ impl ErrorModel {
                 }
                 lost
             }
+            ErrorModel::Markov(m) => m.lost(),
             ErrorModel::TraceFrames {
                 outcomes,
                 next,
@@ -717,6 +949,86 @@ mod tests {
             p,
             1_000_000.0 / 10.0,
         );
+    }
+
+    #[test]
+    fn markov_chain_loses_its_stationary_share() {
+        // Three states: good, fading, deep fade (a Fritchman-like partition).
+        let spec = ErrorSpec::Markov {
+            transition: vec![
+                vec![0.98, 0.02, 0.0],
+                vec![0.10, 0.80, 0.10],
+                vec![0.0, 0.30, 0.70],
+            ],
+            loss: vec![0.001, 0.2, 0.9],
+            initial: MarkovStart::Stationary,
+        };
+        // pi solves pi P = pi: pi = (15, 3, 1) / 19 for this matrix.
+        let pi = match &spec {
+            ErrorSpec::Markov { transition, .. } => stationary(transition),
+            _ => unreachable!(),
+        };
+        for (got, want) in pi.iter().zip([15.0 / 19.0, 3.0 / 19.0, 1.0 / 19.0]) {
+            assert!((got - want).abs() < 1e-12, "{pi:?}");
+        }
+        let p = spec.expected_frame_loss(100, 1e5).unwrap();
+        assert!((p - (15.0 * 0.001 + 3.0 * 0.2 + 0.9) / 19.0).abs() < 1e-12);
+        // Sojourns are short (<= 50 frames): 1e6 frames hold ~10^5 independent stretches.
+        within_3se(measure(&spec, 100, 100_000, 1_000_000, 0.0), p, 1e5);
+        // Two states are Gilbert-Elliott: the same analytic loss.
+        let two = ErrorSpec::Markov {
+            transition: vec![vec![0.99, 0.01], vec![0.2, 0.8]],
+            loss: vec![0.001, 0.5],
+            initial: MarkovStart::First,
+        };
+        let ge = ErrorSpec::GilbertElliott {
+            p_good_to_bad: 0.01,
+            p_bad_to_good: 0.2,
+            loss_good: 0.001,
+            loss_bad: 0.5,
+        };
+        let (a, b) = (
+            two.expected_frame_loss(1, 1.0).unwrap(),
+            ge.expected_frame_loss(1, 1.0).unwrap(),
+        );
+        assert!((a - b).abs() < 1e-15, "{a} vs {b}");
+        // One state is Bernoulli.
+        let one = ErrorSpec::Markov {
+            transition: vec![vec![1.0]],
+            loss: vec![0.05],
+            initial: MarkovStart::First,
+        };
+        within_3se(measure(&one, 100, 100_000, 200_000, 0.0), 0.05, 200_000.0);
+    }
+
+    #[test]
+    fn markov_chains_that_cannot_run_are_named() {
+        let m = |transition: Vec<Vec<f64>>, loss: Vec<f64>| {
+            ErrorSpec::Markov {
+                transition,
+                loss,
+                initial: MarkovStart::First,
+            }
+            .validate()
+            .map_err(|e| (e.field, e.reason))
+        };
+        let ok = vec![vec![0.9, 0.1], vec![0.5, 0.5]];
+        assert!(m(ok.clone(), vec![0.0, 1.0]).is_ok());
+        assert_eq!(m(vec![], vec![]).unwrap_err().0, "transition");
+        assert_eq!(m(ok.clone(), vec![0.0]).unwrap_err().0, "loss");
+        assert_eq!(m(ok.clone(), vec![0.0, 1.5]).unwrap_err().0, "loss[1]");
+        let e = m(vec![vec![0.9, 0.1], vec![0.5, 0.4]], vec![0.0, 1.0]).unwrap_err();
+        assert_eq!(e.0, "transition[1]");
+        assert!(e.1.contains("sum to 1"), "{e:?}");
+        let e = m(vec![vec![0.9, 0.1], vec![1.0]], vec![0.0, 1.0]).unwrap_err();
+        assert_eq!(e.0, "transition[1]");
+        let e = m(vec![vec![1.1, -0.1], vec![0.5, 0.5]], vec![0.0, 1.0]).unwrap_err();
+        assert_eq!(e.0, "transition[0][0]");
+        // State 1 is absorbing: no single long-run loss rate.
+        let e = m(vec![vec![0.9, 0.1], vec![0.0, 1.0]], vec![0.0, 1.0]).unwrap_err();
+        assert!(e.1.contains("reachable"), "{e:?}");
+        let big = vec![vec![1.0 / 65.0; 65]; 65];
+        assert_eq!(m(big, vec![0.0; 65]).unwrap_err().0, "transition");
     }
 
     #[test]
