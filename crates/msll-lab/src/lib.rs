@@ -3,6 +3,7 @@
 
 pub mod bench;
 pub mod claims;
+pub mod fit;
 pub mod machine;
 pub mod output;
 pub mod plot;

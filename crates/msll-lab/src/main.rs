@@ -89,6 +89,13 @@ enum Format {
     Csv,
 }
 
+#[derive(Clone, Copy, PartialEq, ValueEnum)]
+enum FitModel {
+    Gilbert,
+    GilbertElliott,
+    Both,
+}
+
 #[derive(Subcommand)]
 enum Cmd {
     /// Run every point of a scenario file and print a summary.
@@ -159,6 +166,15 @@ enum Cmd {
         quick: bool,
         #[arg(long, default_value = "scenarios")]
         scenarios: PathBuf,
+    },
+    /// Fit a Gilbert-Elliott channel to a recorded per-frame loss trace (0/1 per frame, the
+    /// `trace` error model's `frames` format) and print the `error = { ... }` line for it.
+    Fit {
+        trace: PathBuf,
+        /// `gilbert`: closed form, the bad state always loses and the good one never;
+        /// `gilbert-elliott`: all four parameters by expectation-maximisation; `both`.
+        #[arg(long, value_enum, default_value = "both")]
+        model: FitModel,
     },
     /// List the scenario catalogue and its figure ids.
     List {
@@ -346,6 +362,53 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
                 no_run: true,
             },
         ),
+        Cmd::Fit { trace, model } => {
+            let file = trace.display().to_string();
+            let bad = |msg: String| msll_lab::ScenarioError {
+                file: file.clone(),
+                msg,
+            };
+            let text = std::fs::read_to_string(&trace)
+                .map_err(|e| bad(format!("cannot read the trace: {e}")))?;
+            let frames = msll_lab::fit::parse_frames(&text).map_err(bad)?;
+            let st = msll_lab::fit::TraceStats::of(&frames);
+            let mut o = std::io::stdout().lock();
+            writeln!(
+                o,
+                "# {file}: {} frames, {} lost ({:.4} %), {} loss bursts of {:.2} frames on average",
+                st.frames,
+                st.lost,
+                100.0 * st.loss(),
+                st.bursts,
+                st.mean_burst()
+            )?;
+            let Some(g) = msll_lab::fit::gilbert(&frames) else {
+                let p = if st.lost == 0 { 0 } else { 1 };
+                writeln!(o, "# the trace never changes state: a constant channel")?;
+                writeln!(o, "error = {{ model = \"bernoulli\", p = {p} }}")?;
+                return Ok(());
+            };
+            if model != FitModel::GilbertElliott {
+                writeln!(
+                    o,
+                    "# Gilbert (closed form): long-run loss {:.4} %",
+                    100.0 * g.loss()
+                )?;
+                writeln!(o, "{g}")?;
+            }
+            if model != FitModel::Gilbert {
+                let f = msll_lab::fit::gilbert_elliott(&frames).expect("the trace changes state");
+                writeln!(
+                    o,
+                    "# Gilbert-Elliott (Baum-Welch, {} iterations, log-likelihood {:.3}): long-run loss {:.4} %",
+                    f.iterations,
+                    f.log_likelihood,
+                    100.0 * f.ge.loss()
+                )?;
+                writeln!(o, "{}", f.ge)?;
+            }
+            Ok(())
+        }
         Cmd::List { scenarios } => {
             let mut o = std::io::stdout().lock();
             for sc in msll_lab::reproduce::catalogue(&scenarios)? {

@@ -1356,3 +1356,62 @@ fn summaries_carry_the_confidence_interval_of_the_mean() {
         serde_json::from_str(&std::fs::read_to_string(one.join("c.json")).unwrap()).unwrap();
     assert!(json["points"][0]["metrics"]["conf.loss"]["ci95"].is_null());
 }
+
+/// `msll fit` on a recorded trace prints `error = { ... }` lines that a scenario takes as they
+/// are; a trace with other characters is a one-line error naming the file and line.
+#[test]
+fn fit_prints_error_lines_a_scenario_accepts() {
+    let d = tmpdir("fit");
+    // A Gilbert channel (p = 0.05, r = 0.4) from a fixed-seed generator.
+    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut u = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let mut bad_state = false;
+    let mut trace = String::new();
+    for i in 0..20_000 {
+        trace.push(if bad_state { '1' } else { '0' });
+        if i % 80 == 79 {
+            trace.push('\n');
+        }
+        bad_state = u() < if bad_state { 0.6 } else { 0.05 };
+    }
+    let f = d.join("radio.txt");
+    std::fs::write(&f, &trace).unwrap();
+    let out = String::from_utf8(run_ok(msll().arg("fit").arg(&f)).stdout).unwrap();
+    let lines: Vec<&str> = out.lines().filter(|l| l.starts_with("error = ")).collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    let field = |l: &str, k: &str| -> f64 {
+        let rest = &l[l.find(&format!("{k} = ")).unwrap() + k.len() + 3..];
+        rest.split([',', ' ']).next().unwrap().parse().unwrap()
+    };
+    assert!(
+        (field(lines[0], "p_good_to_bad") - 0.05).abs() < 0.006,
+        "{out}"
+    );
+    assert!(
+        (field(lines[0], "p_bad_to_good") - 0.4).abs() < 0.03,
+        "{out}"
+    );
+    assert_eq!(field(lines[0], "loss_bad"), 1.0);
+    // Each printed line is a valid scenario error model.
+    for (i, l) in lines.iter().enumerate() {
+        let (code, err) = bad(
+            &format!("fit-{i}"),
+            &GOOD.replace("[link]", &format!("[link]\n{l}")),
+        );
+        assert_eq!(code, 0, "{l}: {err}");
+    }
+    std::fs::write(&f, "0 1 0\n0 2 1\n").unwrap();
+    let o = msll().arg("fit").arg(&f).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert!(
+        err.contains("radio.txt") && err.contains("line 2") && err.contains("'2'"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
