@@ -87,7 +87,18 @@ pub fn check_metrics(
 
 /// What follows the mean's "±" in the table: the seeds' spread (one standard deviation across
 /// replications, the error bars of their figures) or the 95 % confidence interval of the mean.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
 pub enum Interval {
     /// One standard deviation across replications (the seeds' error bars).
     #[default]
@@ -97,10 +108,21 @@ pub enum Interval {
 }
 
 impl Interval {
-    fn of(self, s: &msll_sim::Summary) -> f64 {
+    pub fn is_sd(&self) -> bool {
+        *self == Interval::Sd
+    }
+    /// The half-width this interval puts around `s.mean`.
+    pub fn of(self, s: &msll_sim::Summary) -> f64 {
         match self {
             Interval::Sd => s.sd,
             Interval::Ci95 => crate::stats::ci95(s),
+        }
+    }
+    /// How a report names it.
+    pub fn short(self) -> &'static str {
+        match self {
+            Interval::Sd => "± 1 sd",
+            Interval::Ci95 => "± 95 % confidence interval of the mean",
         }
     }
     fn legend(self) -> &'static str {

@@ -1,6 +1,7 @@
-//! Figure rendering with plotters: x = error level, one curve per scheme, error bars of +/- 1 sd,
-//! as in the seeds' figures. SVG always; PNG when a TrueType font is available (text in PNGs
-//! needs one: DejaVu Sans from the system, or `MSLL_FONT`).
+//! Figure rendering with plotters: x = error level, one curve per scheme, error bars of +/- 1 sd
+//! as in the seeds' figures (or the mean's 95 % confidence interval, `error_bars = "ci95"`). SVG
+//! always; PNG when a TrueType font is available (text in PNGs needs one: DejaVu Sans from the
+//! system, or `MSLL_FONT`).
 
 use std::path::Path;
 use std::sync::OnceLock;
@@ -11,7 +12,7 @@ use plotters::prelude::*;
 #[derive(Debug, Clone)]
 pub struct Series {
     pub name: String,
-    /// (x, mean, sd)
+    /// (x, mean, error-bar half-width)
     pub points: Vec<(f64, f64, f64)>,
 }
 

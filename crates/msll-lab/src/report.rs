@@ -66,6 +66,7 @@ fn figures_of(sc: &Scenario) -> Vec<FigureSpec> {
             y_label: m.clone(),
             scale: 1.0,
             log_y: false,
+            error_bars: Default::default(),
         })
         .collect()
 }
@@ -97,7 +98,16 @@ fn build_figure(sc: &Scenario, prs: &[PointResult], f: &FigureSpec) -> Fig {
         }
         ticks.entry(p.point.level).or_insert_with(|| level_label(p));
         let (m, sd) = p.summary.get(&f.metric).map_or((f64::NAN, 0.0), |s| {
-            (s.mean * f.scale, s.sd * f.scale.abs())
+            // A NaN half-width (one replication) draws no bar.
+            let bar = f.error_bars.of(s);
+            (
+                s.mean * f.scale,
+                if bar.is_finite() {
+                    bar * f.scale.abs()
+                } else {
+                    0.0
+                },
+            )
         });
         by.entry(name)
             .or_default()
@@ -275,8 +285,11 @@ pub fn write(dir: &Path, ctx: &Context) -> Result<()> {
         let _ = writeln!(md, "### {}\n", f.plot.title);
         let _ = writeln!(
             md,
-            "Source: {}. Metric `{}` (x {}).\n",
-            f.source, f.spec.metric, f.spec.scale
+            "Source: {}. Metric `{}` (x {}), mean {}.\n",
+            f.source,
+            f.spec.metric,
+            f.spec.scale,
+            f.spec.error_bars.short()
         );
         let _ = writeln!(md, "![{}](figures/{}.svg)\n", f.spec.id, f.spec.id);
         let _ = writeln!(md, "{}", f.table);
@@ -346,11 +359,12 @@ pub fn write(dir: &Path, ctx: &Context) -> Result<()> {
             .map_or(svg, |r| r.split_once("?>").map_or(r, |x| x.1));
         let _ = write!(
             h,
-            "<h3 id=\"{}\">{}</h3><p>Source: {}. Metric <code>{}</code>.</p>{}{}",
+            "<h3 id=\"{}\">{}</h3><p>Source: {}. Metric <code>{}</code>, mean {}.</p>{}{}",
             f.spec.id,
             html_escape(&f.plot.title),
             html_escape(&f.source),
             f.spec.metric,
+            html_escape(f.spec.error_bars.short()),
             svg,
             md_table_to_html(&f.table)
         );

@@ -234,6 +234,11 @@ pub struct FigureSpec {
     pub scale: f64,
     #[serde(default)]
     pub log_y: bool,
+    /// What the error bars (and the report table's "±") show: `sd`, one standard deviation
+    /// across replications, as in the seeds' figures (default), or `ci95`, the half-width of the
+    /// mean's 95 % confidence interval (`stats.rs`).
+    #[serde(default, skip_serializing_if = "crate::output::Interval::is_sd")]
+    pub error_bars: crate::output::Interval,
 }
 
 fn unit_scale() -> f64 {

@@ -1415,3 +1415,65 @@ fn fit_prints_error_lines_a_scenario_accepts() {
     );
     assert_eq!(err.lines().count(), 1, "{err}");
 }
+
+/// A figure with `error_bars = "ci95"` draws and tabulates the mean's 95 % confidence interval
+/// (the value of the data file's `ci95` column), and says so; others keep ± 1 sd.
+#[test]
+fn figures_can_draw_confidence_intervals() {
+    let d = tmpdir("ci-figure");
+    let sc = format!(
+        "{}\n[sweep]\nlevel = [3]\nscheme = [\"default\"]\n\
+         [[figure]]\nid = \"t-ci\"\nmetric = \"conf.loss\"\nerror_bars = \"ci95\"\n\
+         [[figure]]\nid = \"t-sd\"\nmetric = \"conf.loss\"\n",
+        GOOD.replace("duration_s = 5", "duration_s = 60")
+    );
+    std::fs::write(d.join("t.toml"), sc).unwrap();
+    let out = d.join("out");
+    run_ok(
+        msll()
+            .args(["reproduce", "--reps", "4", "--scenarios"])
+            .arg(&d)
+            .arg("--out")
+            .arg(&out),
+    );
+    let csv = std::fs::read_to_string(out.join("data").join("t.csv")).unwrap();
+    let head: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let row: Vec<&str> = csv
+        .lines()
+        .find(|l| l.contains(",conf.loss,"))
+        .unwrap()
+        .split(',')
+        .collect();
+    let col = |k: &str| -> f64 {
+        row[head.iter().position(|&h| h == k).unwrap()]
+            .parse()
+            .unwrap()
+    };
+    let (sd, ci) = (col("sd"), col("ci95"));
+    assert!(
+        ci > sd,
+        "4 replications: t(0.975, 3) / 2 = 1.59 > 1 ({ci} vs {sd})"
+    );
+    let md = std::fs::read_to_string(out.join("report").join("README.md")).unwrap();
+    let section = |id: &str| {
+        let start = md.find(&format!("![{id}]")).expect("figure in the report");
+        let before = &md[..start];
+        let src = before.rfind("Source: ").unwrap();
+        md[src..start + 400.min(md.len() - start)].to_string()
+    };
+    let (ci_sec, sd_sec) = (section("t-ci"), section("t-sd"));
+    assert!(
+        ci_sec.contains("mean ± 95 % confidence interval of the mean"),
+        "{ci_sec}"
+    );
+    assert!(sd_sec.contains("mean ± 1 sd"), "{sd_sec}");
+    // The report's cells print 4 significant decimals for values below 1.
+    assert!(
+        ci_sec.contains(&format!("± {ci:.4} |")),
+        "{ci_sec}\nci95 {ci}"
+    );
+    assert!(
+        sd_sec.contains(&format!("± {sd:.4} |")),
+        "{sd_sec}\nsd {sd}"
+    );
+}
