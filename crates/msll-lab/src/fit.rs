@@ -38,12 +38,13 @@ impl Ge {
 }
 
 impl fmt::Display for Ge {
-    /// The scenario-file form.
+    /// The scenario-file form, every value in its shortest exact form (a fixed number of decimals
+    /// turned the rare transitions of long traces into 0 or doubled them).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "error = {{ model = \"gilbert-elliott\", p_good_to_bad = {:.6}, p_bad_to_good = {:.6}, \
-             loss_good = {:.6}, loss_bad = {:.6} }}",
+            "error = {{ model = \"gilbert-elliott\", p_good_to_bad = {}, p_bad_to_good = {}, \
+             loss_good = {}, loss_bad = {} }}",
             self.p_good_to_bad, self.p_bad_to_good, self.loss_good, self.loss_bad
         )
     }
@@ -108,6 +109,11 @@ pub fn parse_frames(text: &str) -> Result<Vec<bool>, String> {
 
 /// The Gilbert fit, or `None` when the trace never changes state (all lost or none lost: then
 /// the channel is `bernoulli` with p = 0 or 1, which the caller says).
+///
+/// A transition the trace never makes (it starts in its only loss burst, or ends in it) is
+/// estimated as half an observation, (0 + 1/2) / (n + 1), not 0: a zero would make that state
+/// absorbing, and a trace with one final burst of 10 % of its frames would fit a channel that
+/// loses everything in the long run.
 pub fn gilbert(trace: &[bool]) -> Option<Ge> {
     let mut n = [[0u64; 2]; 2];
     for w in trace.windows(2) {
@@ -117,9 +123,16 @@ pub fn gilbert(trace: &[bool]) -> Option<Ge> {
     if n[0][1] + n[1][0] == 0 {
         return None;
     }
+    let rate = |k: u64, of: u64| {
+        if k == 0 {
+            0.5 / (of + 1) as f64
+        } else {
+            k as f64 / of as f64
+        }
+    };
     Some(Ge {
-        p_good_to_bad: n[0][1] as f64 / from_good.max(1) as f64,
-        p_bad_to_good: n[1][0] as f64 / from_bad.max(1) as f64,
+        p_good_to_bad: rate(n[0][1], from_good),
+        p_bad_to_good: rate(n[1][0], from_bad),
         loss_good: 0.0,
         loss_bad: 1.0,
     })
@@ -139,8 +152,12 @@ pub const MAX_ITERATIONS: usize = 1000;
 
 /// Fit all four parameters by expectation-maximisation, starting from the Gilbert fit with the
 /// state losses pulled in from 0 and 1 (EM cannot leave a probability of exactly 0 or 1). Stops
-/// when an iteration raises the log-likelihood by less than `1e-10` of its size. The bad state
+/// when an iteration changes the log-likelihood by less than `1e-10` of its size. The bad state
 /// is the one that loses more. `None` as for [`gilbert`].
+///
+/// The first frame's state is taken from the chain's stationary distribution rather than
+/// estimated on its own, so this is a generalised EM (the initial distribution is not part of
+/// the M-step): on traces of thousands of frames the difference is one frame's worth.
 pub fn gilbert_elliott(trace: &[bool]) -> Option<Fitted> {
     let g = gilbert(trace)?;
     let mut m = Ge {
@@ -150,18 +167,18 @@ pub fn gilbert_elliott(trace: &[bool]) -> Option<Fitted> {
         loss_bad: 0.9,
     };
     let mut prev = f64::NEG_INFINITY;
-    let mut ll = prev;
     let mut it = 0;
     while it < MAX_ITERATIONS {
         it += 1;
-        let (next, l) = em_step(trace, &m);
-        ll = l;
+        let (next, ll) = em_step(trace, &m);
         m = next;
         if (ll - prev).abs() <= 1e-10 * ll.abs() {
             break;
         }
         prev = ll;
     }
+    // `em_step` scores the model it is given: one more pass scores the one returned.
+    let (_, ll) = em_step(trace, &m);
     if m.loss_good > m.loss_bad {
         m = Ge {
             p_good_to_bad: m.p_bad_to_good,
@@ -342,17 +359,37 @@ mod tests {
             0.02,
             "long-run loss",
         );
-        // EM never does worse than its Gilbert start, which explains the isolated good-state
-        // losses as one-frame fades: the four-parameter model is much more likely.
-        let (_, ll_gilbert) = em_step(
-            &trace,
-            &Ge {
-                loss_good: 1e-9,
-                loss_bad: 1.0 - 1e-9,
-                ..gilbert(&trace).unwrap()
-            },
+        // EM ends more likely than it started, and `log_likelihood` scores the model returned.
+        let g = gilbert(&trace).unwrap();
+        let start = Ge {
+            p_good_to_bad: g.p_good_to_bad.clamp(1e-4, 0.5),
+            p_bad_to_good: g.p_bad_to_good.clamp(1e-4, 0.9),
+            loss_good: 0.01,
+            loss_bad: 0.9,
+        };
+        let (_, ll_start) = em_step(&trace, &start);
+        assert!(f.log_likelihood > ll_start + 1.0, "{f:?} vs {ll_start}");
+        let (_, ll_end) = em_step(&trace, &f.ge);
+        assert_eq!(f.log_likelihood, ll_end);
+    }
+
+    #[test]
+    fn a_transition_never_seen_is_not_taken_as_impossible() {
+        // One final burst: 1 frame in 10 lost, the bad state never left.
+        let trace = parse_frames("000000000 1").unwrap();
+        let g = gilbert(&trace).unwrap();
+        assert_eq!(g.p_bad_to_good, 0.5);
+        assert!((g.p_good_to_bad - 1.0 / 9.0).abs() < 1e-12, "{g:?}");
+        assert!(g.loss() < 0.25, "{g:?}");
+        // Small probabilities print exactly, not rounded to six decimals.
+        let tiny = Ge {
+            p_good_to_bad: 4.2e-7,
+            ..g
+        };
+        assert!(
+            tiny.to_string().contains("p_good_to_bad = 0.00000042,"),
+            "{tiny}"
         );
-        assert!(f.log_likelihood > ll_gilbert, "{f:?} vs {ll_gilbert}");
     }
 
     #[test]

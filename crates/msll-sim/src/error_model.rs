@@ -336,20 +336,25 @@ impl ErrorSpec {
                     MarkovStart::First => 0,
                     MarkovStart::Stationary => pick(&stationary(transition), state.random()),
                 };
-                // Rows as cumulative sums, the last forced to 1 so rounding never runs off the end.
+                // Rows as cumulative sums, 1 from the row's last possible state on: rounding never
+                // runs off the end, and a state of probability 0 is never entered (forcing only
+                // the last sum to 1 gave the last state the row's rounding error, up to 1e-9).
                 let cum = transition
                     .iter()
                     .flat_map(|row| {
+                        let last = row.iter().rposition(|&p| p > 0.0).unwrap_or(n - 1);
                         let mut acc = 0.0;
-                        let mut c: Vec<f64> = row
-                            .iter()
-                            .map(|p| {
+                        row.iter()
+                            .enumerate()
+                            .map(|(j, p)| {
                                 acc += p;
-                                acc
+                                if j >= last {
+                                    1.0
+                                } else {
+                                    acc
+                                }
                             })
-                            .collect();
-                        c[n - 1] = 1.0;
-                        c
+                            .collect::<Vec<f64>>()
                     })
                     .collect();
                 ErrorModel::Markov(Box::new(Markov {
@@ -530,8 +535,9 @@ fn validate_markov(transition: &[Vec<f64>], loss: &[f64]) -> Result<(), SpecErro
     Ok(())
 }
 
-/// Stationary distribution of an irreducible row-stochastic matrix: solves pi (P - I) = 0 with
-/// sum(pi) = 1 by Gaussian elimination with partial pivoting (N <= 64).
+/// Stationary distribution of an irreducible row-stochastic matrix (`ErrorSpec::validate`
+/// checks both): solves pi (P - I) = 0 with sum(pi) = 1 by Gauss-Jordan elimination with partial
+/// pivoting (N <= 64). For such a matrix the system is nonsingular.
 pub fn stationary(p: &[Vec<f64>]) -> Vec<f64> {
     let n = p.len();
     // Rows of the system A x = b: equations j = 0..n-1 of (P^T - I) x = 0, the last replaced by
@@ -551,6 +557,7 @@ pub fn stationary(p: &[Vec<f64>]) -> Vec<f64> {
             .unwrap_or(c);
         a.swap(c, piv);
         let d = a[c][c];
+        debug_assert!(d != 0.0, "singular: the chain is not irreducible");
         if d == 0.0 {
             continue;
         }
@@ -564,9 +571,12 @@ pub fn stationary(p: &[Vec<f64>]) -> Vec<f64> {
             }
         }
     }
-    (0..n)
+    // Rounding can leave a tiny negative share: clamp, then make the shares sum to 1 again.
+    let pi: Vec<f64> = (0..n)
         .map(|i| (a[i][n] / a[i][i]).clamp(0.0, 1.0))
-        .collect()
+        .collect();
+    let sum: f64 = pi.iter().sum();
+    pi.into_iter().map(|x| x / sum).collect()
 }
 
 /// Loss probability of a frame on the two-state link, the chain in steady state:
@@ -999,6 +1009,41 @@ mod tests {
             initial: MarkovStart::First,
         };
         within_3se(measure(&one, 100, 100_000, 200_000, 0.0), 0.05, 200_000.0);
+    }
+
+    /// A state of transition probability 0 is never entered, even when the row's sum is 1 only
+    /// to within rounding and that state is the last one.
+    #[test]
+    fn markov_never_takes_an_impossible_transition() {
+        // Row 0 sums to 1 - 1e-10 (accepted: within 1e-9); state 2 is reachable only from 1.
+        let spec = ErrorSpec::Markov {
+            transition: vec![
+                vec![0.5 - 1e-10, 0.5, 0.0],
+                vec![0.25, 0.5, 0.25],
+                vec![0.0, 1.0, 0.0],
+            ],
+            loss: vec![0.0, 0.0, 1.0],
+            initial: MarkovStart::First,
+        };
+        spec.validate().unwrap();
+        let st = Streams::new(3, 0);
+        let mut m = spec
+            .build(st.fixed("s"), st.fixed("d"), Path::new("."))
+            .unwrap();
+        let ErrorModel::Markov(mk) = &mut m else {
+            unreachable!()
+        };
+        // Force u close to 1 from state 0: the chain must stay in 0 or go to 1, never to 2.
+        let row0 = &mk.cum[0..3];
+        assert_eq!(row0[1], 1.0, "{row0:?}");
+        assert_eq!(row0.partition_point(|&c| c <= 1.0 - 1e-12), 1);
+        // And over many steps state 2 is entered only from state 1.
+        let mut prev = mk.state;
+        for _ in 0..100_000 {
+            mk.lost();
+            assert!(!(prev == 0 && mk.state == 2), "0 -> 2 taken");
+            prev = mk.state;
+        }
     }
 
     #[test]

@@ -112,11 +112,12 @@ fn walk(
         Value::Number(n) => n.as_f64(),
         Value::Bool(b) => Some(if *b { 1.0 } else { 0.0 }),
         Value::Object(o) => {
-            // `counters` holds counters; any other object is a group of gauges.
+            // `counters` holds counters; any other object is a group of gauges (or, inside
+            // `counters`, of counters named after it, `_total` only at the end).
             let (p, c) = if key == "counters" {
                 (prefix.to_string(), true)
             } else {
-                (name.clone(), in_counters)
+                (format!("{prefix}_{}", sanitize(key)), in_counters)
             };
             for (k, v) in o {
                 walk(fam, &p, k, v, c, labels);
@@ -174,7 +175,7 @@ mod tests {
             "peer_session": null,
             "link_up": true,
             "now_s": 12.5,
-            "counters": { "ip_in": 7, "auth_failed": 0 },
+            "counters": { "ip_in": 7, "auth_failed": 0, "by_kind": { "hello": 2 } },
             "endpoint_queue_drops": 3,
             "backlog_frames": 2,
             "services": [
@@ -194,6 +195,7 @@ mod tests {
         has("# TYPE mslld_ip_in_total counter");
         has("mslld_ip_in_total 7");
         has("mslld_auth_failed_total 0");
+        has("mslld_by_kind_hello_total 2");
         has("# TYPE mslld_endpoint_queue_drops_total counter");
         has("mslld_endpoint_queue_drops_total 3");
         has("# TYPE mslld_backlog_frames gauge");
