@@ -1275,6 +1275,20 @@ fn the_table_says_how_many_runs_measured_a_time() {
     assert_eq!(head.chars().count(), row.chars().count(), "{out}");
 }
 
+/// The `column` cell of a summary CSV's first row for `metric`.
+fn summary_cell(csv: &str, metric: &str, column: &str) -> String {
+    let head: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let col = head
+        .iter()
+        .position(|&h| h == column)
+        .unwrap_or_else(|| panic!("no {column} column in\n{csv}"));
+    let row = csv
+        .lines()
+        .find(|l| l.contains(&format!(",{metric},")))
+        .unwrap_or_else(|| panic!("no {metric} row in\n{csv}"));
+    row.split(',').nth(col).unwrap().to_string()
+}
+
 /// Every summary carries the 95 % confidence interval of its mean: the CSV's `ci95` column, the
 /// JSON's `ci95` field and the table with `--interval ci95` agree with each other and with the
 /// Student-t half-width recomputed from the replications of `*.runs.csv`.
@@ -1289,13 +1303,18 @@ fn summaries_carry_the_confidence_interval_of_the_mean() {
          scheme = [\"default\"]\n[[app]]\nkind = \"conference\"\n",
     )
     .unwrap();
+    // Run with `extra` options into `dir`; the summary CSV and the JSON it wrote.
+    let run_into = |dir: &Path, extra: &[&str]| {
+        run_ok(msll().arg("run").args(extra).arg("--out").arg(dir).arg(&f));
+        let read = |n: &str| std::fs::read_to_string(dir.join(n)).unwrap();
+        let json: serde_json::Value = serde_json::from_str(&read("c.json")).unwrap();
+        (
+            read("c.csv"),
+            json["points"][0]["metrics"]["conf.loss"].clone(),
+        )
+    };
     let out = d.join("out");
-    run_ok(
-        msll()
-            .args(["run", "--format", "json", "--out"])
-            .arg(&out)
-            .arg(&f),
-    );
+    let (csv, m) = run_into(&out, &[]);
     // The five replications' losses, from the per-run CSV.
     let runs = std::fs::read_to_string(out.join("c.runs.csv")).unwrap();
     let xs: Vec<f64> = runs
@@ -1309,20 +1328,8 @@ fn summaries_carry_the_confidence_interval_of_the_mean() {
     assert!(sd > 0.0, "the replications differ: {xs:?}");
     // t(0.975, 4) = 2.776445.
     let expect = 2.776_445 * sd / 5f64.sqrt();
-    let csv = std::fs::read_to_string(out.join("c.csv")).unwrap();
-    let head: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
-    let col = head.iter().position(|&h| h == "ci95").expect("ci95 column");
-    let row: Vec<&str> = csv
-        .lines()
-        .find(|l| l.contains(",conf.loss,"))
-        .unwrap()
-        .split(',')
-        .collect();
-    let ci: f64 = row[col].parse().unwrap();
+    let ci: f64 = summary_cell(&csv, "conf.loss", "ci95").parse().unwrap();
     assert!((ci - expect).abs() < 1e-4 * expect, "{ci} vs {expect}");
-    let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("c.json")).unwrap()).unwrap();
-    let m = &json["points"][0]["metrics"]["conf.loss"];
     // (serde_json's default float parsing may be one unit in the last place off.)
     let j = m["ci95"].as_f64().expect("a number");
     assert!((j - ci).abs() <= 1e-15 * ci, "{m} vs {ci}");
@@ -1337,24 +1344,9 @@ fn summaries_carry_the_confidence_interval_of_the_mean() {
     assert!(t_ci.contains(&format!("± {ci:.6}")), "{t_ci}");
     assert!(t_ci.contains("95 % confidence interval"), "{t_ci}");
     // A single replication has no interval: NaN in the CSV, null in the JSON.
-    let one = d.join("one");
-    run_ok(
-        msll()
-            .args(["run", "--reps", "1", "--out"])
-            .arg(&one)
-            .arg(&f),
-    );
-    let csv = std::fs::read_to_string(one.join("c.csv")).unwrap();
-    let row: Vec<&str> = csv
-        .lines()
-        .find(|l| l.contains(",conf.loss,"))
-        .unwrap()
-        .split(',')
-        .collect();
-    assert_eq!(row[col], "NaN", "{csv}");
-    let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(one.join("c.json")).unwrap()).unwrap();
-    assert!(json["points"][0]["metrics"]["conf.loss"]["ci95"].is_null());
+    let (csv, m) = run_into(&d.join("one"), &["--reps", "1"]);
+    assert_eq!(summary_cell(&csv, "conf.loss", "ci95"), "NaN", "{csv}");
+    assert!(m["ci95"].is_null(), "{m}");
 }
 
 /// `msll fit` on a recorded trace prints `error = { ... }` lines that a scenario takes as they
@@ -1437,18 +1429,7 @@ fn figures_can_draw_confidence_intervals() {
             .arg(&out),
     );
     let csv = std::fs::read_to_string(out.join("data").join("t.csv")).unwrap();
-    let head: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
-    let row: Vec<&str> = csv
-        .lines()
-        .find(|l| l.contains(",conf.loss,"))
-        .unwrap()
-        .split(',')
-        .collect();
-    let col = |k: &str| -> f64 {
-        row[head.iter().position(|&h| h == k).unwrap()]
-            .parse()
-            .unwrap()
-    };
+    let col = |k: &str| -> f64 { summary_cell(&csv, "conf.loss", k).parse().unwrap() };
     let (sd, ci) = (col("sd"), col("ci95"));
     assert!(
         ci > sd,

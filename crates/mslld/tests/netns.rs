@@ -183,6 +183,23 @@ seed = {seed}
         }
     }
 
+    /// Run the `mslld` CLI against side `side`'s control socket (`args` then `--control PATH`);
+    /// its stdout, the command having succeeded.
+    fn cli(&self, side: usize, args: &[&str]) -> Vec<u8> {
+        let out = Command::new(BIN)
+            .args(args)
+            .arg("--control")
+            .arg(self.control(side))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "mslld {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out.stdout
+    }
+
     fn stats(&self, side: usize) -> Option<serde_json::Value> {
         let s = mslld::control::query(&self.control(side)).ok()?;
         serde_json::from_str(s.trim()).ok()
@@ -526,30 +543,11 @@ rates = [1, 1, 2"#,
     let udp = std::thread::spawn(move || udp_cbr(ns, 5006, 4000, 200, Duration::from_micros(500)));
     let m = tcp_transfer(&lab, 5005, dur);
     // The CLI's view of the same counters.
-    let out = Command::new(BIN)
-        .args(["stats", "--control"])
-        .arg(lab.control(0))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let cli: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stats prints JSON");
+    let cli: serde_json::Value =
+        serde_json::from_slice(&lab.cli(0, &["stats"])).expect("stats prints JSON");
     assert_eq!(cli["services"][1]["scheme"], "sr-m2");
     // The same counters as Prometheus exposition text.
-    let out = Command::new(BIN)
-        .args(["stats", "--format", "prometheus", "--control"])
-        .arg(lab.control(0))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let prom = String::from_utf8(out.stdout).unwrap();
+    let prom = String::from_utf8(lab.cli(0, &["stats", "--format", "prometheus"])).unwrap();
     assert!(
         prom.lines()
             .any(|l| l.starts_with("mslld_service_retransmissions_total{")
@@ -558,16 +556,7 @@ rates = [1, 1, 2"#,
     );
     assert!(prom.contains("# TYPE mslld_datagrams_out_total counter\nmslld_datagrams_out_total "));
     // Live rate change through the CLI: shares 1:1:2 become 1:2:2.
-    let out = Command::new(BIN)
-        .args(["rate", "--service", "1", "--rate", "2", "--control"])
-        .arg(lab.control(0))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    lab.cli(0, &["rate", "--service", "1", "--rate", "2"]);
     let share = lab.stats(0).unwrap()["services"][1]["share"]
         .as_f64()
         .unwrap();
