@@ -32,12 +32,25 @@ fn default_metrics(results: &[PointResult]) -> Vec<String> {
     v
 }
 
+/// The table's columns: `scenario.metrics` if given; otherwise the metrics the scenario's figures
+/// plot (e.g. seed 001's mean + 1 sd delay), then the usual ones its points report.
 pub fn primary_metrics(sc: &Scenario, results: &[PointResult]) -> Vec<String> {
-    if sc.raw.scenario.metrics.is_empty() {
-        default_metrics(results)
-    } else {
-        sc.raw.scenario.metrics.clone()
+    if !sc.raw.scenario.metrics.is_empty() {
+        return sc.raw.scenario.metrics.clone();
     }
+    let mut v: Vec<String> = Vec::new();
+    for m in sc
+        .raw
+        .figure
+        .iter()
+        .map(|f| f.metric.clone())
+        .chain(default_metrics(results))
+    {
+        if !v.contains(&m) {
+            v.push(m);
+        }
+    }
+    v
 }
 
 /// Every metric the scenario names (`scenario.metrics`, `figure[i].metric`) must be reported by

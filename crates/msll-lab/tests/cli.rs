@@ -1458,3 +1458,35 @@ fn figures_can_draw_confidence_intervals() {
         "{sd_sec}\nsd {sd}"
     );
 }
+
+/// Without `scenario.metrics`, `msll run`'s table shows first what the scenario's figures plot
+/// (seed 001's CBR figures plot mean + 1 sd, not the dissertation's mean + 2 sd), then the usual
+/// metrics.
+#[test]
+fn the_table_leads_with_the_figures_metrics() {
+    let d = tmpdir("figcols");
+    let f = d.join("t.toml");
+    std::fs::write(
+        &f,
+        format!("{GOOD}\n[[figure]]\nid = \"t-m1\"\nmetric = \"conf.delay_m1sd_ms\"\n"),
+    )
+    .unwrap();
+    let out = String::from_utf8(run_ok(msll().arg("run").arg(&f)).stdout).unwrap();
+    let head: Vec<&str> = out
+        .lines()
+        .find(|l| l.starts_with("point"))
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        head,
+        [
+            "point",
+            "conf.delay_m1sd_ms",
+            "conf.loss",
+            "conf.delay_m2sd_ms",
+            "link.frame_loss"
+        ],
+        "{out}"
+    );
+}
