@@ -81,23 +81,10 @@ impl TraceStats {
     }
 }
 
-/// Read a frames trace: `0`/`1` per frame, whitespace ignored (`ErrorSpec::Trace`'s format).
+/// Read a frames trace: `0`/`1` per frame, whitespace ignored (the `trace` error model's
+/// `frames` format, read by the same function).
 pub fn parse_frames(text: &str) -> Result<Vec<bool>, String> {
-    let mut v = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        for c in line.chars().filter(|c| !c.is_whitespace()) {
-            match c {
-                '0' => v.push(false),
-                '1' => v.push(true),
-                _ => {
-                    return Err(format!(
-                        "line {}: '{c}' is not a frame outcome (0 or 1)",
-                        i + 1
-                    ))
-                }
-            }
-        }
-    }
+    let v = msll_sim::error_model::parse_frame_trace(text)?;
     if v.len() < 2 {
         return Err(format!(
             "{} frame outcomes: a fit needs at least 2 (and many more to mean anything)",

@@ -379,23 +379,8 @@ impl ErrorSpec {
                     .map_err(|e| bad("path", full.display(), &format!("cannot read trace: {e}")))?;
                 match kind {
                     TraceKind::Frames => {
-                        let mut v = Vec::new();
-                        for c in text.chars().filter(|c| !c.is_whitespace()) {
-                            match c {
-                                '0' => v.push(false),
-                                '1' => v.push(true),
-                                _ => {
-                                    return Err(bad(
-                                        "path",
-                                        full.display(),
-                                        &format!("trace holds '{c}', expected 0 or 1"),
-                                    ))
-                                }
-                            }
-                        }
-                        if v.is_empty() {
-                            return Err(bad("path", full.display(), "trace is empty"));
-                        }
+                        let v = parse_frame_trace(&text)
+                            .map_err(|e| bad("path", full.display(), &e))?;
                         ErrorModel::TraceFrames {
                             outcomes: v,
                             next: 0,
@@ -446,6 +431,30 @@ impl ErrorSpec {
 
 fn exp(rng: &mut SimRng) -> f64 {
     rng.sample::<f64, _>(Exp1)
+}
+
+/// A `frames` trace: one `0` (kept) or `1` (lost) per frame, whitespace ignored. Also what
+/// `msll fit` reads. The error names the line and the character.
+pub fn parse_frame_trace(text: &str) -> Result<Vec<bool>, String> {
+    let mut v = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        for c in line.chars().filter(|c| !c.is_whitespace()) {
+            match c {
+                '0' => v.push(false),
+                '1' => v.push(true),
+                _ => {
+                    return Err(format!(
+                        "line {}: trace holds '{c}', expected 0 or 1 per frame",
+                        i + 1
+                    ))
+                }
+            }
+        }
+    }
+    if v.is_empty() {
+        return Err("trace is empty".into());
+    }
+    Ok(v)
 }
 
 /// The index `i` with `cum(i-1) <= u < cum(i)` for the distribution `p` (the last if rounding
