@@ -26,14 +26,20 @@ pub struct Ge {
 }
 
 impl Ge {
-    /// Long-run frame loss of the chain.
+    /// Long-run frame loss of the chain: the error model's own analytic loss (a chain that
+    /// never changes state, which no fit returns, stays in the good state).
     pub fn loss(&self) -> f64 {
-        let s = self.p_good_to_bad + self.p_bad_to_good;
-        if s == 0.0 {
+        if self.p_good_to_bad + self.p_bad_to_good == 0.0 {
             return self.loss_good;
         }
-        let pb = self.p_good_to_bad / s;
-        (1.0 - pb) * self.loss_good + pb * self.loss_bad
+        let spec = msll_sim::error_model::ErrorSpec::GilbertElliott {
+            p_good_to_bad: self.p_good_to_bad,
+            p_bad_to_good: self.p_bad_to_good,
+            loss_good: self.loss_good,
+            loss_bad: self.loss_bad,
+        };
+        // Per-frame chain: the loss depends on neither frame size nor rate.
+        spec.expected_frame_loss(1, 1.0).unwrap_or(f64::NAN)
     }
 }
 
