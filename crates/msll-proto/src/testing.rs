@@ -333,7 +333,7 @@ pub mod fuzz {
 
     use crate::service::{Outbox, Role, SchemeConfig};
     use crate::time::{Duration, Instant};
-    use crate::wire::{ArqFrame, Frame, RlpFrame, XorFrame};
+    use crate::wire::{ArqFrame, Frame, RlpFrame, RseFrame, XorFrame};
 
     fn frame(data: &[u8]) -> Option<Frame> {
         Frame::from_wire(Buf::copy_from_slice(data))
@@ -357,6 +357,13 @@ pub mod fuzz {
     pub fn xor_frame(data: &[u8]) {
         if let Some(Ok(x)) = frame(data).map(|f| XorFrame::parse(&f)) {
             assert_eq!(XorFrame::parse(&x.clone().emit()), Ok(x));
+        }
+    }
+
+    /// Reed-Solomon erasure decoder.
+    pub fn rse_frame(data: &[u8]) {
+        if let Some(Ok(x)) = frame(data).map(|f| RseFrame::parse(&f)) {
+            assert_eq!(RseFrame::parse(&x.clone().emit()), Ok(x));
         }
     }
 

@@ -20,6 +20,7 @@
 pub mod gbn;
 pub mod raw;
 pub mod rlp;
+pub mod rse;
 pub mod snoop;
 pub mod sr;
 pub mod xor;
@@ -34,6 +35,7 @@ use serde::{Deserialize, Serialize};
 pub use gbn::{Gbn, GbnConfig};
 pub use raw::Raw;
 pub use rlp::{Delivery, Rlp, RlpConfig};
+pub use rse::{Rse, RseConfig};
 pub use snoop::{Snoop, SnoopConfig, SnoopState};
 pub use sr::{NakPolicy, RetransmitTimer, Sr, SrConfig};
 pub use xor::{Xor, XorConfig};
@@ -446,6 +448,9 @@ fn default_rlp_buffer() -> u8 {
 fn default_xor_block() -> u8 {
     8
 }
+fn default_rse_parity() -> u8 {
+    2
+}
 fn is_false(b: &bool) -> bool {
     !*b
 }
@@ -542,6 +547,23 @@ pub enum SchemeConfig {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         idle_timeout_ms: Option<f64>,
     },
+    /// Reed-Solomon erasure FEC and RSE/Ad: n data frames, then h parity frames that recover any
+    /// h losses among the n + h (seed 004 L1037, seed004-ch5 sec. 4.7; not simulated in the
+    /// thesis, which rejects it on delay grounds: `service::rse`).
+    Rse {
+        /// Data frames per block, n (default 8, XOR's block on Cellular and PCS).
+        #[serde(default = "default_xor_block")]
+        block: u8,
+        /// Parity frames per block, h (default 2: recovers what XOR cannot, two losses).
+        #[serde(default = "default_rse_parity")]
+        parity: u8,
+        /// RSE/Ad: close a block early after an inactivity timeout (XOR/Ad's rule, L996).
+        #[serde(default, skip_serializing_if = "is_false")]
+        adaptive: bool,
+        /// RSE/Ad inactivity timeout; default XOR/Ad's (100/130/20 ms on the thesis links).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        idle_timeout_ms: Option<f64>,
+    },
     /// Snoop, TCP-aware, at the base station only; the wireless host's end is Default
     /// (seed004-ch4 sec. 3.7; ns2-semantics.md sec. 3). Constants are ns-2's.
     Snoop {
@@ -622,6 +644,16 @@ impl SchemeConfig {
                 check_range("block", *block, 1..=crate::wire::xor::XOR_MAX_BLOCK)?;
                 check_ms("idle_timeout_ms", *idle_timeout_ms)
             }
+            SchemeConfig::Rse {
+                block,
+                parity,
+                idle_timeout_ms,
+                ..
+            } => {
+                check_range("block", *block, 1..=crate::wire::rse::RSE_MAX_BLOCK)?;
+                check_range("parity", *parity, 1..=crate::wire::rse::RSE_MAX_PARITY)?;
+                check_ms("idle_timeout_ms", *idle_timeout_ms)
+            }
             SchemeConfig::Snoop {
                 tick_ms, buffer, ..
             } => {
@@ -650,7 +682,10 @@ impl SchemeConfig {
                 ("nak_timeout_ms", *nak_timeout_ms),
                 ("keepalive_ms", *keepalive_ms),
             ],
-            SchemeConfig::Default | SchemeConfig::Xor { .. } | SchemeConfig::Snoop { .. } => &[],
+            SchemeConfig::Default
+            | SchemeConfig::Xor { .. }
+            | SchemeConfig::Rse { .. }
+            | SchemeConfig::Snoop { .. } => &[],
         };
         let frame_ms = frame_payload as f64 * 8.0 / rate_bps * 1e3;
         for &(field, ms) in timers {
@@ -693,6 +728,19 @@ impl SchemeConfig {
                 (true, 8) => "xor-ad".to_string(),
                 (true, n) => format!("xor-ad{n}"),
             },
+            SchemeConfig::Rse {
+                block,
+                parity,
+                adaptive,
+                ..
+            } => {
+                let base = if *adaptive { "rse-ad" } else { "rse" };
+                if (*block, *parity) == (default_xor_block(), default_rse_parity()) {
+                    base.to_string()
+                } else {
+                    format!("{base}{block}-{parity}")
+                }
+            }
             SchemeConfig::Snoop { .. } => "snoop".to_string(),
         };
         let mut opt = |name: &str, v: &Option<f64>| {
@@ -737,6 +785,9 @@ impl SchemeConfig {
                 opt("ka", keepalive_ms);
             }
             SchemeConfig::Xor {
+                idle_timeout_ms, ..
+            }
+            | SchemeConfig::Rse {
                 idle_timeout_ms, ..
             } => opt("idle", idle_timeout_ms),
             SchemeConfig::Snoop { tick_ms, .. } => opt("tick", tick_ms),
@@ -893,11 +944,31 @@ impl SchemeConfig {
                     },
                 }))
             }
+            SchemeConfig::Rse {
+                block,
+                parity,
+                adaptive,
+                idle_timeout_ms,
+            } => {
+                let block = (*block).clamp(1, crate::wire::rse::RSE_MAX_BLOCK);
+                let parity = (*parity).clamp(1, crate::wire::rse::RSE_MAX_PARITY);
+                let d = RseConfig::recommended(link, block, parity, *adaptive);
+                Box::new(Rse::new(RseConfig {
+                    block,
+                    parity,
+                    idle_timeout: if *adaptive {
+                        Some(ms_or(*idle_timeout_ms, d.idle_timeout.unwrap_or_default()))
+                    } else {
+                        None
+                    },
+                }))
+            }
         }
     }
 
     /// Parse a scheme by its short name with recommended defaults: see [`SchemeConfig::NAMES`];
-    /// also `xor<n>` and `xor-ad<n>` for other block sizes.
+    /// also `xor<n>` and `xor-ad<n>` for other block sizes, and `rse<n>-<h>` and `rse-ad<n>-<h>`
+    /// for Reed-Solomon blocks of n data and h parity frames (`rse` is `rse8-2`).
     pub fn from_name(name: &str) -> Option<SchemeConfig> {
         let sr = |nak_policy| SchemeConfig::Sr {
             nak_policy,
@@ -921,6 +992,12 @@ impl SchemeConfig {
             adaptive,
             idle_timeout_ms: None,
         };
+        let rse = |block: u8, parity: u8, adaptive| SchemeConfig::Rse {
+            block,
+            parity,
+            adaptive,
+            idle_timeout_ms: None,
+        };
         match name {
             "default" | "raw" => Some(SchemeConfig::Default),
             "gbn" => Some(SchemeConfig::Gbn {
@@ -937,6 +1014,8 @@ impl SchemeConfig {
             "rlp-oos" => Some(rlp(1, Delivery::OutOfSequence)),
             "xor" => Some(xor(8, false)),
             "xor-ad" => Some(xor(8, true)),
+            "rse" => Some(rse(default_xor_block(), default_rse_parity(), false)),
+            "rse-ad" => Some(rse(default_xor_block(), default_rse_parity(), true)),
             "snoop" => Some(SchemeConfig::Snoop {
                 state: SnoopState::Connection,
                 eln: false,
@@ -945,6 +1024,17 @@ impl SchemeConfig {
                 max_rxmit: default_snoop_rxmit(),
                 local_timer: true,
             }),
+            _ if name.starts_with("rse") => {
+                let (rest, adaptive) = match name.strip_prefix("rse-ad") {
+                    Some(r) => (r, true),
+                    None => (name.strip_prefix("rse")?, false),
+                };
+                let (n, h) = rest.split_once('-')?;
+                let (n, h): (u8, u8) = (n.parse().ok()?, h.parse().ok()?);
+                ((1..=crate::wire::rse::RSE_MAX_BLOCK).contains(&n)
+                    && (1..=crate::wire::rse::RSE_MAX_PARITY).contains(&h))
+                .then(|| rse(n, h, adaptive))
+            }
             _ => {
                 let (rest, adaptive) = match name.strip_prefix("xor-ad") {
                     Some(r) => (r, true),
@@ -961,7 +1051,7 @@ impl SchemeConfig {
     /// Names accepted by [`SchemeConfig::from_name`].
     pub const NAMES: &'static [&'static str] = &[
         "default", "gbn", "sr", "sr-m1", "sr-m2", "rlp", "rlp1", "rlp-oos", "xor", "xor12",
-        "xor-ad", "snoop",
+        "xor-ad", "rse", "rse-ad", "snoop",
     ];
 }
 

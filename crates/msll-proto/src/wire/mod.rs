@@ -5,12 +5,14 @@ pub mod arq;
 pub mod frame;
 pub mod ip;
 pub mod rlp;
+pub mod rse;
 pub mod xor;
 
 pub use arq::ArqFrame;
 pub use frame::{Frame, FrameError, HEAD_MAX};
 pub use ip::{IpProto, Ipv4Repr, TcpRepr, UdpRepr, WireError};
 pub use rlp::RlpFrame;
+pub use rse::RseFrame;
 pub use xor::XorFrame;
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use proptest::prelude::*;
 use super::*;
 use crate::service::{Role, SchemeConfig};
 use crate::testing::{numbered, thesis_link};
-use crate::wire::{ArqFrame, RlpFrame, XorFrame};
+use crate::wire::{ArqFrame, RlpFrame, RseFrame, XorFrame};
 
 fn cases() -> u32 {
     std::env::var("PROPTEST_CASES")
@@ -42,6 +42,7 @@ proptest! {
                 let parses = match *name {
                     "gbn" | "sr" | "sr-m1" | "sr-m2" => ArqFrame::parse(&f).is_ok(),
                     "rlp" | "rlp1" | "rlp-oos" => RlpFrame::parse(&f).is_ok(),
+                    "rse" | "rse-ad" => RseFrame::parse(&f).is_ok(),
                     // no frame format of their own: everything is delivered
                     "default" | "snoop" => true,
                     _ => XorFrame::parse(&f).is_ok(),
@@ -70,6 +71,7 @@ proptest! {
         crate::testing::fuzz::arq_frame(&data);
         crate::testing::fuzz::rlp_frame(&data);
         crate::testing::fuzz::xor_frame(&data);
+        crate::testing::fuzz::rse_frame(&data);
         crate::testing::fuzz::service_rx(&data);
     }
 }

@@ -6,6 +6,7 @@ mod arq;
 mod fuzz;
 mod props;
 mod rlp;
+mod rse;
 mod snoop;
 mod table52;
 mod xor;
