@@ -146,6 +146,40 @@ fn link_comes_up_and_sr_recovers_loss_in_order() {
     prometheus_text_carries_every_number(&sa);
 }
 
+/// Reed-Solomon FEC through the daemon (UDPspeeder's `-f 20:10`, as a tunnel user would set it):
+/// at 10 % datagram loss nearly every packet arrives, intact and once, without a retransmission.
+#[test]
+fn reed_solomon_service_recovers_loss_without_retransmission() {
+    let rse = r#"{ kind = "rse", block = 20, parity = 10 }"#;
+    let (ca, cb) = (config(rse, 0.1, 1), config(rse, 0.1, 2));
+    let mut net = Net::new(tunnel(&ca, 0xa, 1_000), tunnel(&cb, 0xb, 5_000));
+    net.run_for(Duration::from_millis(300));
+    assert!(net.a.link_up() && net.b.link_up());
+    // 1000 packets of 500 bytes, one every 1 ms: 50 blocks of 20, 6 Mbit/s with the parity.
+    net.send_from_a(0, 1000, Duration::from_millis(1), 500);
+    net.run_for(Duration::from_secs(1));
+    let mut got = seqs(&net.got_b);
+    for p in &net.got_b {
+        let s = u32::from_be_bytes(p[28..32].try_into().unwrap());
+        assert_eq!(&p[..], &ip_packet(500, s)[..], "payload corrupted");
+    }
+    got.sort_unstable();
+    let n = got.len();
+    got.dedup();
+    assert_eq!(got.len(), n, "a packet delivered twice");
+    // Residual loss p * P(Bin(29, p) >= 10) = 3.3e-5 at p = 0.1: expect all 1000.
+    assert!(n >= 998, "{n} of 1000 delivered");
+    let (sa, sb) = (net.a.snapshot(), net.b.snapshot());
+    assert!(sb.counters.impair_lost > 50, "{:?}", sb.counters);
+    assert!(
+        sb.services[0].counters.fec_recoveries > 50,
+        "{:?}",
+        sb.services[0].counters
+    );
+    assert_eq!(sa.services[0].counters.retransmissions, 0);
+    assert_eq!(sa.services[0].counters.parity_frames, 500);
+}
+
 /// `mslld stats --format prometheus` of a real snapshot: one sample per number of the JSON
 /// reply, the retransmissions counted above among them.
 fn prometheus_text_carries_every_number(s: &mslld::Snapshot) {
