@@ -60,7 +60,8 @@ enum Cmd {
     },
     /// Loopback throughput with encryption on and no loss (in-process, no TUN needed).
     Bench {
-        /// Schemes to run: default, sr-m2 (or sr, sr-m1), rlp, rlp-oos, gbn, xor.
+        /// Schemes to run: default, sr-m2 (or sr, sr-m1), rlp, rlp-oos, gbn, xor, rse (8:2) or
+        /// rse<n>-<h> (Reed-Solomon, n data and h parity frames per block, e.g. rse20-10).
         #[arg(long, value_delimiter = ',', default_value = "default,sr-m2")]
         scheme: Vec<String>,
         #[arg(long, default_value_t = 3.0)]

