@@ -592,6 +592,15 @@ pub enum SchemeConfig {
     },
 }
 
+/// A number in a scheme's short name (`xor12`, `rse20-10`): decimal digits without a sign or a
+/// leading zero, so that one configuration has one name.
+fn name_number(s: &str) -> Option<u8> {
+    if s.is_empty() || s.len() > 3 || !s.bytes().all(|b| b.is_ascii_digit()) || s.starts_with('0') {
+        return None;
+    }
+    s.parse().ok()
+}
+
 fn is_oldest(t: &RetransmitTimer) -> bool {
     *t == RetransmitTimer::Oldest
 }
@@ -647,11 +656,16 @@ impl SchemeConfig {
             SchemeConfig::Rse {
                 block,
                 parity,
+                adaptive,
                 idle_timeout_ms,
-                ..
             } => {
                 check_range("block", *block, 1..=crate::wire::rse::RSE_MAX_BLOCK)?;
                 check_range("parity", *parity, 1..=crate::wire::rse::RSE_MAX_PARITY)?;
+                if let (false, Some(ms)) = (adaptive, idle_timeout_ms) {
+                    return Err(format!(
+                        "idle_timeout_ms = {ms}: only RSE/Ad (adaptive = true) closes blocks on a timer"
+                    ));
+                }
                 check_ms("idle_timeout_ms", *idle_timeout_ms)
             }
             SchemeConfig::Snoop {
@@ -1030,7 +1044,7 @@ impl SchemeConfig {
                     None => (name.strip_prefix("rse")?, false),
                 };
                 let (n, h) = rest.split_once('-')?;
-                let (n, h): (u8, u8) = (n.parse().ok()?, h.parse().ok()?);
+                let (n, h) = (name_number(n)?, name_number(h)?);
                 ((1..=crate::wire::rse::RSE_MAX_BLOCK).contains(&n)
                     && (1..=crate::wire::rse::RSE_MAX_PARITY).contains(&h))
                 .then(|| rse(n, h, adaptive))
@@ -1040,7 +1054,7 @@ impl SchemeConfig {
                     Some(r) => (r, true),
                     None => (name.strip_prefix("xor")?, false),
                 };
-                let n: u8 = rest.parse().ok()?;
+                let n = name_number(rest)?;
                 (1..=crate::wire::xor::XOR_MAX_BLOCK)
                     .contains(&n)
                     .then(|| xor(n, adaptive))
@@ -1080,6 +1094,22 @@ mod tests {
         }
         assert_eq!(SchemeConfig::from_name("xor10").unwrap().label(), "xor10");
         assert!(SchemeConfig::from_name("xor0").is_none());
+        for name in ["rse20-10", "rse-ad4-1", "rse127-127", "rse8-3"] {
+            let c = SchemeConfig::from_name(name).unwrap();
+            assert_eq!(c.label(), name);
+            assert_eq!(SchemeConfig::from_name(&c.label()), Some(c.clone()));
+            c.build(&cellular(), Role::Host);
+        }
+        assert_eq!(SchemeConfig::from_name("rse8-2").unwrap().label(), "rse");
+        // one name per configuration: no signs, no leading zeros, no zero counts
+        for bad in [
+            "rse+8-2", "rse08-2", "rse8-0", "rse0-2", "rse128-1", "rse8", "xor+8", "xor08",
+        ] {
+            assert!(SchemeConfig::from_name(bad).is_none(), "{bad}");
+        }
+        let timed: SchemeConfig =
+            serde_json::from_str(r#"{"kind":"rse","idle_timeout_ms":20}"#).unwrap();
+        assert!(timed.validate().unwrap_err().contains("adaptive"));
         assert!(SchemeConfig::from_name("bogus").is_none());
     }
 

@@ -16,11 +16,11 @@
 //!
 //! Like XOR: data frames are released immediately, rebuilt frames when the parity that completes
 //! the set arrives (so usually out of sequence); RSE/Ad closes a block early after an idle
-//! timeout (L996, here `idle_timeout`). Block boundaries at the receiver follow XOR's rule
-//! (`service::xor`): a data frame starts a new block when its block number differs, when a parity
-//! frame of the block was seen, or when its index is not above every index seen; a parity frame
-//! starts one when its block differs, when it covers fewer frames than seen, or when it does not
-//! follow the block's previous parity frame in order.
+//! timeout (L996, here `idle_timeout`). Unlike XOR's 3-bit numbers, the 8-bit block numbers tell
+//! blocks apart on their own, so the receiver does not infer boundaries from index order (which
+//! delivered duplicates when two frames swapped): it keeps the newest block and the one before
+//! it, drops copies of what it delivered, and treats any other number as a new block unless it is
+//! a few blocks old (`Rse::rx_block`).
 //!
 //! Coding: a systematic Cauchy Reed-Solomon code over GF(2^8) (`rse::code`, where the reasons it
 //! is not a crate are given), over shards of the block's longest payload + 2 bytes (`wire::rse`).
@@ -29,9 +29,10 @@ mod code;
 
 use crate::buf::Buf;
 
-use super::{scaled, Outbox, SentKind, Service, ServiceStats};
+use super::xor::IdleClose;
+use super::{Outbox, SentKind, Service, ServiceStats};
 use crate::packet::Packet;
-use crate::time::{Duration, Instant, Timer};
+use crate::time::{Duration, Instant};
 use crate::wire::rse::{shard_size, RseFrame, RSE_MAX_BLOCK, RSE_MAX_PARITY};
 use crate::wire::Frame;
 
@@ -67,47 +68,54 @@ fn shard_of(s: &mut Vec<u8>, p: &[u8], size: usize) {
     s.resize(size, 0);
 }
 
-/// What the receiver has of its current block.
+/// Blocks behind the newest whose late frames are dropped rather than taken for a new block
+/// (the one just before the newest is still kept whole: `Rse::rx_prev`).
+const STALE_BLOCKS: u8 = 8;
+
+/// What the receiver has of one block.
 #[derive(Default)]
 struct RxBlock {
-    block: Option<u8>,
+    block: u8,
     /// Data payloads by index.
     data: Vec<Option<Buf>>,
-    received: usize,
-    max_index: Option<u8>,
+    /// Indexes rebuilt from parity (delivered; a late original is a duplicate).
+    rebuilt: u128,
     /// `(count, parity)` from the block's parity frames, once one arrived.
     shape: Option<(u8, u8)>,
-    /// Parity shards with their indexes, in arrival order (kept until the block is done).
-    parity: Vec<(u8, Buf)>,
-    /// Index of the block's last parity frame (kept after it is done: later parity frames of
-    /// the same block must follow it).
-    last_pindex: Option<u8>,
-    /// Recovered, or found to need nothing: later frames of the block are ignored.
+    /// Parity shards by index, kept until the block is done.
+    parity: Vec<Option<Buf>>,
+    /// Everything delivered (rebuilt, or nothing missing): parity frames are no longer needed.
     done: bool,
 }
 
 impl RxBlock {
-    fn reset(&mut self, block: u8) {
-        self.block = Some(block);
-        self.data.clear();
-        self.received = 0;
-        self.max_index = None;
-        self.shape = None;
-        self.parity.clear();
-        self.last_pindex = None;
-        self.done = false;
+    fn new(block: u8) -> Self {
+        RxBlock {
+            block,
+            ..RxBlock::default()
+        }
+    }
+
+    /// Index `i` was delivered already (received or rebuilt).
+    fn has(&self, i: u8) -> bool {
+        self.rebuilt >> i & 1 != 0 || self.data.get(i as usize).is_some_and(Option::is_some)
+    }
+
+    fn received(&self) -> usize {
+        self.data.iter().flatten().count()
     }
 }
 
 pub struct Rse {
     cfg: RseConfig,
-    factor: f64,
     // sender
     tx_block: u8,
     tx_data: Vec<Buf>,
-    idle_timer: Timer,
-    // receiver
-    rx: RxBlock,
+    idle: IdleClose,
+    // receiver: the newest block and the one before it, so that frames reordered across a
+    // block boundary (UDP under the daemon) neither reset a block nor are delivered twice
+    rx: Option<RxBlock>,
+    rx_prev: Option<RxBlock>,
     stats: ServiceStats,
     // Shard buffers reused from block to block.
     tx_shards: Vec<Vec<u8>>,
@@ -129,11 +137,11 @@ impl Rse {
         );
         Rse {
             cfg,
-            factor: 1.0,
             tx_block: 0,
             tx_data: Vec::with_capacity(cfg.block as usize),
-            idle_timer: Timer::default(),
-            rx: RxBlock::default(),
+            idle: IdleClose::new(cfg.idle_timeout),
+            rx: None,
+            rx_prev: None,
             stats: ServiceStats::default(),
             tx_shards: Vec::new(),
         }
@@ -176,27 +184,54 @@ impl Rse {
         }
         self.tx_data.clear();
         self.tx_block = self.tx_block.wrapping_add(1);
-        self.idle_timer.cancel();
+        self.idle.cancel();
+    }
+
+    /// The receiver's state for `block`: the newest block, the one before it, or a new newest
+    /// block (the previous newest becomes the one before). `None` for a block up to
+    /// [`STALE_BLOCKS`] behind the newest: its frames come too late and are dropped. Anything
+    /// else starts a new block, so a receiver that missed many blocks (an outage) resumes with
+    /// the next frame.
+    fn rx_block(&mut self, block: u8) -> Option<&mut RxBlock> {
+        if self.rx.as_ref().is_some_and(|r| r.block == block) {
+            return self.rx.as_mut();
+        }
+        if self.rx_prev.as_ref().is_some_and(|r| r.block == block) {
+            return self.rx_prev.as_mut();
+        }
+        if let Some(cur) = &self.rx {
+            let behind = cur.block.wrapping_sub(block);
+            if (1..=STALE_BLOCKS).contains(&behind) {
+                return None;
+            }
+        }
+        self.rx_prev = self.rx.take();
+        self.rx = Some(RxBlock::new(block));
+        self.rx.as_mut()
     }
 
     fn on_data(&mut self, block: u8, index: u8, payload: Buf, out: &mut Outbox) {
-        let rx = &mut self.rx;
-        let new_block = rx.block != Some(block)
-            || rx.shape.is_some()
-            || rx.max_index.is_some_and(|m| index <= m);
-        if new_block {
-            // The previous block ends where it is (its parity frames lost, or not enough of them).
-            rx.reset(block);
+        let Some(rx) = self.rx_block(block) else {
+            return; // two to eight blocks old
+        };
+        if rx.has(index) {
+            self.stats.duplicates_received += 1;
+            return;
+        }
+        if rx.shape.is_some_and(|(count, _)| index >= count) {
+            // Beyond the block's size as its parity frames give it: not this block's frame.
+            self.stats.protocol_errors += 1;
+            return;
         }
         let i = index as usize;
         if rx.data.len() <= i {
             rx.data.resize(i + 1, None);
         }
         rx.data[i] = Some(payload.clone());
-        rx.received += 1;
-        rx.max_index = Some(index);
         self.stats.packets_delivered += 1;
         out.deliver(Packet::new(payload));
+        // A late data frame can complete the set the parity frames wait for.
+        self.try_recover(block, out);
     }
 
     fn on_parity(
@@ -208,45 +243,80 @@ impl Rse {
         shard: Buf,
         out: &mut Outbox,
     ) {
-        let rx = &mut self.rx;
-        let follows = rx
-            .shape
-            .zip(rx.last_pindex)
-            .is_none_or(|(shape, last)| shape == (count, parity) && pindex > last);
-        if rx.block != Some(block) || rx.max_index.is_some_and(|m| m >= count) || !follows {
-            // No data frame of this block arrived (or only an aliased earlier block's).
-            rx.reset(block);
+        // Both ends run one configuration: a larger block or more parity frames is a peer
+        // error (and would let it choose the decoder's work).
+        if count > self.cfg.block || parity > self.cfg.parity {
+            self.stats.protocol_errors += 1;
+            return;
+        }
+        let Some(rx) = self.rx_block(block) else {
+            return;
+        };
+        let consistent = rx.shape.is_none_or(|shape| shape == (count, parity))
+            && rx.data.len() <= count as usize;
+        if !consistent {
+            self.stats.protocol_errors += 1;
+            return;
         }
         rx.shape = Some((count, parity));
-        rx.last_pindex = Some(pindex);
         if rx.done {
             return;
         }
-        let count = count as usize;
-        if rx.received >= count {
-            rx.done = true; // nothing missing
+        let p = pindex as usize;
+        if rx.parity.len() <= p {
+            rx.parity.resize(p + 1, None);
+        }
+        if rx.parity[p].is_some() {
+            self.stats.duplicates_received += 1;
             return;
         }
-        rx.parity.push((pindex, shard));
-        if rx.received + rx.parity.len() < count {
+        rx.parity[p] = Some(shard);
+        self.try_recover(block, out);
+    }
+
+    /// Rebuild what block `block` misses once any `count` of its frames are in.
+    fn try_recover(&mut self, block: u8, out: &mut Outbox) {
+        let Some(rx) = self.rx_block(block) else {
+            return;
+        };
+        let Some((count, _)) = rx.shape.filter(|_| !rx.done) else {
+            return;
+        };
+        let count = count as usize;
+        let received = rx.received();
+        let parity = rx.parity.iter().flatten().count();
+        if received < count && received + parity < count {
             return; // not yet: more losses than parity frames so far
         }
         rx.done = true;
-        self.recover(count, parity as usize, out);
-        self.rx.parity.clear();
+        if received == count {
+            rx.parity.clear(); // nothing missing
+            return;
+        }
+        let (rebuilt, errors) = Self::recover(rx, count, out);
+        rx.rebuilt = rebuilt;
+        rx.parity.clear();
+        self.stats.fec_recoveries += rebuilt.count_ones() as u64;
+        self.stats.packets_delivered += rebuilt.count_ones() as u64;
+        self.stats.protocol_errors += errors;
     }
 
-    /// Rebuild the block's missing data frames from `count` received frames.
-    fn recover(&mut self, count: usize, parity: usize, out: &mut Outbox) {
-        let rx = &mut self.rx;
-        let size = rx.parity[0].1.len();
-        if rx.parity.iter().any(|(_, s)| s.len() != size)
+    /// Rebuild and deliver the block's missing data frames; returns the rebuilt indexes and the
+    /// number of inconsistencies found.
+    fn recover(rx: &RxBlock, count: usize, out: &mut Outbox) -> (u128, u64) {
+        let parity: Vec<(usize, &[u8])> = rx
+            .parity
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| s.as_ref().map(|s| (i, s.as_slice())))
+            .collect();
+        let size = parity[0].1.len();
+        if parity.iter().any(|(_, s)| s.len() != size)
             || rx.data.iter().flatten().any(|p| p.len() + 2 > size)
         {
             // Shards of one block have one size, at least every payload + 2: anything else is an
             // inconsistent block (aliasing or a corrupt peer).
-            self.stats.protocol_errors += 1;
-            return;
+            return (0, 1);
         }
         let mut shards: Vec<Option<Vec<u8>>> = (0..count)
             .map(|i| {
@@ -257,29 +327,23 @@ impl Rse {
                 })
             })
             .collect();
-        let received: Vec<bool> = shards.iter().map(Option::is_some).collect();
-        let parity_rows: Vec<(usize, &[u8])> = rx
-            .parity
-            .iter()
-            .map(|(i, s)| (*i as usize, s.as_slice()))
-            .collect();
-        debug_assert!(parity_rows.iter().all(|(i, _)| *i < parity));
-        if !code::reconstruct(&mut shards, &parity_rows, size) {
-            self.stats.protocol_errors += 1;
-            return;
+        let missing: Vec<usize> = (0..count).filter(|&i| shards[i].is_none()).collect();
+        if !code::reconstruct(&mut shards, &parity, size) {
+            return (0, 1);
         }
-        for (s, _) in shards.iter().zip(&received).filter(|(_, r)| !**r) {
-            let s = s.as_deref().expect("reconstructed");
+        let (mut rebuilt, mut errors) = (0u128, 0u64);
+        for i in missing {
+            let s = shards[i].as_deref().expect("reconstructed");
             let len = u16::from_be_bytes([s[0], s[1]]) as usize;
             if len + 2 > size || s[2 + len..].iter().any(|&b| b != 0) {
                 // Zero padding decodes to zero in a consistent block.
-                self.stats.protocol_errors += 1;
+                errors += 1;
                 continue;
             }
-            self.stats.fec_recoveries += 1;
-            self.stats.packets_delivered += 1;
+            rebuilt |= 1 << i;
             out.deliver(Packet::new(Buf::copy_from_slice(&s[2..2 + len])));
         }
+        (rebuilt, errors)
     }
 }
 
@@ -323,7 +387,7 @@ impl Service for Rse {
     }
 
     fn handle_timeout(&mut self, now: Instant, out: &mut Outbox) {
-        if self.idle_timer.poll_expired(now) && !self.tx_data.is_empty() {
+        if self.idle.expired(now) && !self.tx_data.is_empty() {
             // RSE/Ad: the source went silent; close the block early (XOR/Ad, L996).
             self.send_parity(out);
         }
@@ -332,22 +396,22 @@ impl Service for Rse {
     fn handle_transmitted(&mut self, now: Instant, frame: &Frame) {
         // As XOR/Ad (L996): the idle timer restarts when a data frame of the open block starts
         // transmission, so time in the scheduler FIFO does not close a block early.
-        let Some(t) = self.cfg.idle_timeout else {
+        if !self.idle.enabled() {
             return;
-        };
+        }
         if let Some((block, index)) = RseFrame::data_index(frame) {
             if block == self.tx_block && (index as usize) < self.tx_data.len() {
-                self.idle_timer.set(now + scaled(t, self.factor));
+                self.idle.restart(now);
             }
         }
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        self.idle_timer.deadline()
+        self.idle.deadline()
     }
 
     fn set_timer_factor(&mut self, factor: f64) {
-        self.factor = factor;
+        self.idle.set_factor(factor);
     }
 
     fn stats(&self) -> ServiceStats {

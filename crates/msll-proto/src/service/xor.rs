@@ -63,6 +63,52 @@ impl XorConfig {
     }
 }
 
+/// XOR/Ad's idle timer (L996): restarted when a data frame of the open block starts
+/// transmission, it closes the block early when it expires. Shared by XOR/Ad and RSE/Ad.
+pub(crate) struct IdleClose {
+    timeout: Option<Duration>,
+    factor: f64,
+    timer: Timer,
+}
+
+impl IdleClose {
+    pub(crate) fn new(timeout: Option<Duration>) -> Self {
+        IdleClose {
+            timeout,
+            factor: 1.0,
+            timer: Timer::default(),
+        }
+    }
+
+    /// The adaptive variant (a timeout is configured).
+    pub(crate) fn enabled(&self) -> bool {
+        self.timeout.is_some()
+    }
+
+    /// A data frame of the open block started transmission now.
+    pub(crate) fn restart(&mut self, now: Instant) {
+        if let Some(t) = self.timeout {
+            self.timer.set(now + scaled(t, self.factor));
+        }
+    }
+
+    pub(crate) fn expired(&mut self, now: Instant) -> bool {
+        self.timer.poll_expired(now)
+    }
+
+    pub(crate) fn cancel(&mut self) {
+        self.timer.cancel();
+    }
+
+    pub(crate) fn deadline(&self) -> Option<Instant> {
+        self.timer.deadline()
+    }
+
+    pub(crate) fn set_factor(&mut self, factor: f64) {
+        self.factor = factor;
+    }
+}
+
 /// Running XOR of zero-padded payloads and of their lengths.
 #[derive(Default)]
 struct Parity {
@@ -94,12 +140,11 @@ impl Parity {
 
 pub struct Xor {
     cfg: XorConfig,
-    factor: f64,
     // sender
     tx_block: u8,
     tx_count: u8,
     tx_parity: Parity,
-    idle_timer: Timer,
+    idle: IdleClose,
     // receiver
     rx_block: Option<u8>,
     rx_done: bool,
@@ -120,11 +165,10 @@ impl Xor {
         );
         Xor {
             cfg,
-            factor: 1.0,
             tx_block: 0,
             tx_count: 0,
             tx_parity: Parity::default(),
-            idle_timer: Timer::default(),
+            idle: IdleClose::new(cfg.idle_timeout),
             rx_block: None,
             rx_done: false,
             rx_mask: 0,
@@ -153,7 +197,7 @@ impl Xor {
         // L998: "the parity frame has its flag set and the block number is incremented".
         self.tx_block = (self.tx_block + 1) % 8;
         self.tx_count = 0;
-        self.idle_timer.cancel();
+        self.idle.cancel();
     }
 
     fn rx_reset(&mut self, block: u8) {
@@ -260,7 +304,7 @@ impl Service for Xor {
     }
 
     fn handle_timeout(&mut self, now: Instant, out: &mut Outbox) {
-        if self.idle_timer.poll_expired(now) && self.tx_count > 0 {
+        if self.idle.expired(now) && self.tx_count > 0 {
             // XOR/Ad: the source went silent; close the block "prematurely" (L996).
             self.send_parity(out);
         }
@@ -270,22 +314,22 @@ impl Service for Xor {
         // L996: "after each data frame is transmitted, a timer is (re)started" (seed004-ch5 sec.
         // 4.3): from the start of the transmission of a data frame of the open block, so time in
         // the scheduler FIFO does not close a block early.
-        let Some(t) = self.cfg.idle_timeout else {
+        if !self.idle.enabled() {
             return;
-        };
+        }
         if let Some((block, index)) = XorFrame::data_index(frame) {
             if block == self.tx_block && index < self.tx_count {
-                self.idle_timer.set(now + scaled(t, self.factor));
+                self.idle.restart(now);
             }
         }
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        self.idle_timer.deadline()
+        self.idle.deadline()
     }
 
     fn set_timer_factor(&mut self, factor: f64) {
-        self.factor = factor;
+        self.idle.set_factor(factor);
     }
 
     fn stats(&self) -> ServiceStats {

@@ -12,7 +12,9 @@
 use crate::buf::Buf;
 use thiserror::Error;
 
-/// Longest scheme header kept inline (service byte included); the schemes use at most 3.
+/// Longest scheme header kept inline (service byte included); the schemes use at most 5 (an RSE
+/// parity frame, whose shard is also 2 bytes longer than the longest payload: 7 in all, which
+/// the daemon's `MAX_MTU` leaves room for).
 pub const HEAD_MAX: usize = 7;
 
 /// A link frame: up to [`HEAD_MAX`] header bytes inline, then a shared body.

@@ -37,6 +37,10 @@ pub const RSE_MAX_BLOCK: u8 = 127;
 /// at most 254 shards, within GF(2^8)'s 256).
 pub const RSE_MAX_PARITY: u8 = 127;
 
+// A parity frame is its header + the longest payload + 2: the daemon sizes datagrams for a
+// payload + HEAD_MAX bytes (mslld `MAX_MTU`).
+const _: () = assert!(RSE_PARITY_HEADER + 2 <= super::HEAD_MAX);
+
 const PARITY: u8 = 0x8;
 const HIGH: u8 = 0x80;
 
