@@ -87,14 +87,11 @@ impl ArqFrame {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wire::wire;
 
     static DATA_BYTES: [u8; 5] = [0x51, 7, 3, 0xaa, 0xbb];
     static ACK_BYTES: [u8; 2] = [0x52, 9];
     static NAK_BYTES: [u8; 2] = [0x03, 200];
-
-    fn wire(b: &'static [u8]) -> Frame {
-        Frame::from_wire(Buf::from_static(b)).unwrap()
-    }
 
     #[test]
     fn round_trip_byte_vectors() {

@@ -15,6 +15,12 @@ pub use rlp::RlpFrame;
 pub use rse::RseFrame;
 pub use xor::XorFrame;
 
+/// Test support: a frame from static wire bytes (the byte-vector tests of every format).
+#[cfg(test)]
+pub(crate) fn wire(b: &'static [u8]) -> Frame {
+    Frame::from_wire(crate::buf::Buf::from_static(b)).unwrap()
+}
+
 #[cfg(test)]
 mod peek_tests {
     use super::*;

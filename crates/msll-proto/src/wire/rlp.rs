@@ -79,10 +79,7 @@ impl RlpFrame {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn wire(b: &'static [u8]) -> Frame {
-        Frame::from_wire(Buf::from_static(b)).unwrap()
-    }
+    use crate::wire::wire;
 
     #[test]
     fn round_trip_byte_vectors() {

@@ -149,10 +149,7 @@ impl RseFrame {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn wire(b: &'static [u8]) -> Frame {
-        Frame::from_wire(Buf::from_static(b)).unwrap()
-    }
+    use crate::wire::wire;
 
     #[test]
     fn round_trip_byte_vectors() {
