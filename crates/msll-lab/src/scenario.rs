@@ -287,7 +287,13 @@ pub struct LinkSection {
     pub frame_payload: Option<i64>,
     /// Replaces the preset's error levels with one explicit model.
     pub error: Option<ErrorSpec>,
+    /// Replaces the preset's error levels 1..=4 with levels 1..=n of these models (n <= 8), e.g.
+    /// seed 003's packet error rates 1-5 %. Level 0 stays error-free.
+    pub levels: Option<Vec<ErrorSpec>>,
 }
+
+/// Most error levels `link.levels` may define.
+pub const MAX_LEVELS: usize = 8;
 
 #[derive(Debug, Clone, Deserialize, Serialize, Default)]
 #[serde(deny_unknown_fields)]
@@ -295,6 +301,9 @@ pub struct TopologySection {
     pub name: Option<String>,
     /// Wired link preset override ("lan" | "wan"); default: the topology's.
     pub wired: Option<String>,
+    /// An error model on the wired link(s), both directions (default none): congestion-like loss
+    /// in front of the wireless hop, seed 003's node A (Eq. 4). No link layer recovers it.
+    pub wired_error: Option<ErrorSpec>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -544,6 +553,8 @@ pub(crate) fn toml_error(file: &str, text: &str, e: &toml::de::Error) -> Scenari
 pub fn sim_error(file: &str, mut e: msll_sim::error_model::SpecError) -> ScenarioError {
     if let Some(rest) = e.field.strip_prefix("wireless.") {
         e.field = format!("link.{rest}");
+    } else if let Some(rest) = e.field.strip_prefix("wired.error") {
+        e.field = format!("topology.wired_error{rest}");
     }
     ScenarioError {
         file: file.into(),
@@ -662,10 +673,34 @@ impl Scenario {
         } else {
             raw.sweep.level.clone()
         };
-        for &l in &levels {
-            if !(0..=4).contains(&l) {
+        if let Some(ls) = &raw.link.levels {
+            if raw.link.error.is_some() {
+                return Err(err(
+                    "link.levels and link.error both given: give the levels' models, or one model"
+                        .into(),
+                ));
+            }
+            if ls.is_empty() || ls.len() > MAX_LEVELS {
                 return Err(err(format!(
-                    "sweep.level = {l}: error levels are 0 (error-free) to 4"
+                    "link.levels has {} entries: give 1 to {MAX_LEVELS} error models (levels 1..)",
+                    ls.len()
+                )));
+            }
+            for (i, e) in ls.iter().enumerate() {
+                e.validate()
+                    .map_err(|e| err(format!("link.levels[{i}].{e}")))?;
+            }
+        }
+        let top = raw.link.levels.as_ref().map_or(4, |l| l.len() as i64);
+        for &l in &levels {
+            if !(0..=top).contains(&l) {
+                let what = if raw.link.levels.is_some() {
+                    "link.levels defines levels"
+                } else {
+                    "error levels are"
+                };
+                return Err(err(format!(
+                    "sweep.level = {l}: {what} 0 (error-free) to {top}"
                 )));
             }
         }
@@ -716,6 +751,10 @@ impl Scenario {
         if let Some(e) = &raw.link.error {
             e.validate().map_err(|e| err(format!("link.error.{e}")))?;
         }
+        if let Some(e) = &raw.topology.wired_error {
+            e.validate()
+                .map_err(|e| err(format!("topology.wired_error.{e}")))?;
+        }
         for (i, f) in raw.figure.iter().enumerate() {
             if f.id.trim().is_empty() {
                 return Err(err(format!("figure[{i}].id = \"\": must not be empty")));
@@ -749,7 +788,14 @@ impl Scenario {
                 let topo = Topology::from_name(t).expect("checked");
                 for &lv in &levels {
                     for (s, msll) in &variants {
-                        let mut wireless = preset.link(lv as u8).expect("checked");
+                        let mut wireless = match &raw.link.levels {
+                            Some(ls) if lv > 0 => {
+                                let mut w = preset.link(0).expect("level 0 exists");
+                                w.error = ls[lv as usize - 1].clone();
+                                w
+                            }
+                            _ => preset.link(lv as u8).expect("checked"),
+                        };
                         if let Some(r) = raw.link.rate_bps {
                             wireless.rate_bps = r as u64;
                         }
@@ -765,8 +811,11 @@ impl Scenario {
                             }
                         }
                         let wired_name = raw.topology.wired.as_deref().unwrap_or(topo.wired_name());
-                        let wired: LinkSpec =
+                        let mut wired: LinkSpec =
                             presets::wired(wired_name, wireless.frame_payload).expect("checked");
+                        if let Some(e) = &raw.topology.wired_error {
+                            wired.error = e.clone();
+                        }
                         let apps = raw
                             .app
                             .iter()

@@ -227,3 +227,146 @@ fn snoop_timer_companions_extend_their_figures() {
         assert_eq!(no_timer.count(), 4);
     }
 }
+
+/// `link.levels` replaces the preset's four levels (seed 003's PER 1-5 %: five of them), and
+/// `topology.wired_error` puts a loss process on the wired link (seed 003's congested node A).
+#[test]
+fn custom_levels_and_a_lossy_wired_link() {
+    use msll_sim::error_model::ErrorSpec;
+    let head = r#"
+[scenario]
+name = "t"
+[[app]]
+kind = "ftp"
+bytes = 100000
+[link]
+preset = "wlan11b"
+"#;
+    let s = parse(&format!(
+        "{head}levels = [{{ model = \"bernoulli\", p = 0.01 }}, {{ model = \"bernoulli\", p = 0.05 }}, \
+         {{ model = \"bernoulli\", p = 0.2 }}, {{ model = \"bernoulli\", p = 0.3 }}, \
+         {{ model = \"bernoulli\", p = 0.4 }}]
+[topology]
+wired_error = {{ model = \"bernoulli\", p = 0.01 }}
+[sweep]
+level = [0, 2, 5]
+"
+    ))
+    .unwrap();
+    let got: Vec<(u8, ErrorSpec)> = s
+        .points
+        .iter()
+        .map(|p| (p.level, p.config.wireless.error.clone()))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (0, ErrorSpec::None),
+            (2, ErrorSpec::Bernoulli { p: 0.05 }),
+            (5, ErrorSpec::Bernoulli { p: 0.4 }),
+        ]
+    );
+    assert_eq!(s.points[2].label, "wlan11b/LAN1/L5/default");
+    for p in &s.points {
+        assert_eq!(p.config.wired.error, ErrorSpec::Bernoulli { p: 0.01 });
+        // the preset's rate and frame size stay
+        assert_eq!(p.config.wireless.rate_bps, 5_000_000);
+    }
+    // Without `levels` the preset's four levels stay, and the wired link is error-free.
+    let plain = parse(&format!("{head}[sweep]\nlevel = [4]\n")).unwrap();
+    assert_eq!(plain.points[0].config.wired.error, ErrorSpec::None);
+    assert!(matches!(
+        plain.points[0].config.wireless.error,
+        ErrorSpec::ByteInterval { .. }
+    ));
+
+    let one = "levels = [{ model = \"bernoulli\", p = 0.01 }]\n";
+    for (extra, want) in [
+        (
+            format!("{one}[sweep]\nlevel = [2]\n"),
+            "sweep.level = 2: link.levels defines levels 0 (error-free) to 1",
+        ),
+        ("levels = []\n".to_string(), "link.levels has 0 entries"),
+        (
+            format!(
+                "levels = [{}]\n",
+                ["{ model = \"bernoulli\", p = 0.01 }"; 9].join(", ")
+            ),
+            "link.levels has 9 entries",
+        ),
+        (
+            "levels = [{ model = \"bernoulli\", p = 0.01 }, { model = \"bernoulli\", p = 1.5 }]\n"
+                .to_string(),
+            "link.levels[1].p",
+        ),
+        (
+            format!("{one}error = {{ model = \"bernoulli\", p = 0.01 }}\n"),
+            "link.levels and link.error both given",
+        ),
+        (
+            "[topology]\nwired_error = { model = \"bernoulli\", p = -1 }\n".to_string(),
+            "topology.wired_error.p",
+        ),
+        (
+            "[sweep]\nlevel = [5]\n".to_string(),
+            "sweep.level = 5: error levels are 0 (error-free) to 4",
+        ),
+    ] {
+        let e = parse(&format!("{head}{extra}")).unwrap_err();
+        assert!(e.contains(want), "{extra}: {e}");
+    }
+}
+
+/// A lossy wired link loses packets that no link layer recovers: over an error-free wireless
+/// link, TCP's loss-event rate follows the wired loss (seed 003 Eq. 4 with p_W = 0), and the
+/// run reports Eq. (3) fed with its own RTT and loss.
+#[test]
+fn wired_loss_reaches_tcp_and_eq3_is_reported() {
+    let text = |wired: &str| {
+        format!(
+            r#"
+[scenario]
+name = "t"
+duration_s = 60.0
+[[app]]
+kind = "ftp"
+bytes = 1000000000
+tcp = "ns2-2.35"
+window = 64
+segment_size = 960
+[link]
+preset = "wlan11b"
+[topology]
+{wired}
+[sweep]
+level = [0]
+scheme = ["snoop"]
+"#
+        )
+    };
+    let run = |wired: &str| {
+        let s = parse(&text(wired)).unwrap();
+        msll_sim::Simulation::new(&s.points[0].config, Path::new("."))
+            .unwrap()
+            .run()
+    };
+    let lossy = run("wired_error = { model = \"bernoulli\", p = 0.02 }");
+    let clean = run("");
+    assert_eq!(lossy.get("link.lost"), Some(0.0));
+    let p = lossy.get("ftp.loss_event_rate").unwrap();
+    assert!((0.012..0.024).contains(&p), "loss-event rate {p}");
+    // Error-free, the 64-packet window still overruns the 50-packet DropTail queue now and then.
+    let p_clean = clean.get("ftp.loss_event_rate").unwrap();
+    assert!(p_clean < 0.1 * p, "error-free loss-event rate {p_clean}");
+    let (t, m) = (
+        lossy.get("ftp.throughput_bps").unwrap(),
+        lossy.get("ftp.mathis_bps").unwrap(),
+    );
+    let rtt = lossy.get("ftp.rtt_mean_s").unwrap();
+    assert!((0.005..0.1).contains(&rtt), "mean RTT {rtt}");
+    let want = msll_sim::tcp::model::mathis_pps(p, rtt).unwrap() * 960.0 * 8.0;
+    assert!((m - want).abs() < 1e-6 * want);
+    assert_eq!(lossy.get("ftp.mathis_ratio"), Some(t / m));
+    assert!(t < m && t > 0.3 * m, "throughput {t}, Eq. (3) {m}");
+    assert!(clean.get("ftp.throughput_bps").unwrap() > t);
+}

@@ -1585,6 +1585,33 @@ impl Simulation {
             r.set(&format!("{p}.retransmissions"), st.retransmissions as f64);
             r.set(&format!("{p}.timeouts"), st.timeouts as f64);
             r.set(&format!("{p}.fast_retransmits"), st.fast_retransmits as f64);
+            // Seed 003 Eq. (3) fed with this run's own RTT and loss (seed003.md sec. 2.2: the
+            // paper's comparison holds RTT fixed; a simulation must use the measured one). The
+            // loss-event rate counts the congestion signals Reno acted on (Fast Retransmits and
+            // timeouts) per data packet sent, the p of Mathis et al.'s derivation.
+            let rtt = if st.rtt_samples > 0 {
+                st.rtt_sum_s / st.rtt_samples as f64
+            } else {
+                f64::NAN
+            };
+            let events = (st.fast_retransmits + st.timeouts) as f64;
+            let p_ev = if st.segments_sent > 0 {
+                events / st.segments_sent as f64
+            } else {
+                f64::NAN
+            };
+            r.set(&format!("{p}.rtt_mean_s"), rtt);
+            r.set(&format!("{p}.loss_event_rate"), p_ev);
+            let mss_bits = s.config().segment_size as f64 * 8.0;
+            let mathis =
+                crate::tcp::model::mathis_pps(p_ev, rtt).map_or(f64::NAN, |t| t * mss_bits);
+            r.set(&format!("{p}.mathis_bps"), mathis);
+            let measured = if secs > 0.0 {
+                app_bytes * 8.0 / secs
+            } else {
+                f64::NAN
+            };
+            r.set(&format!("{p}.mathis_ratio"), measured / mathis);
         }
         self.www_metrics(&mut r);
         let wl = self.wireless_counters();

@@ -43,6 +43,7 @@ use msll_proto::{Duration, Packet};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
+pub mod model;
 pub mod rtt;
 pub mod sender;
 pub mod sink;

@@ -67,6 +67,9 @@ pub struct SenderStats {
     pub dup_acks: u64,
     /// RTT samples taken (Karn: only for segments sent once).
     pub rtt_samples: u64,
+    /// Sum of those samples in seconds, unquantised (the estimator sees them in ticks): the mean
+    /// RTT that Eq. (3) of seed 003 wants (`tcp::model`).
+    pub rtt_sum_s: f64,
     /// Data packets cumulatively acknowledged (the SYN of 2.35 not counted).
     pub packets_acked: u64,
     /// `packets_acked * segment_size`: application bytes acknowledged.
@@ -581,6 +584,7 @@ impl TcpSender {
             let tao = now.as_secs_f64() - self.rtt_ts.as_secs_f64();
             self.rtt.update(now.as_secs_f64(), tao);
             self.stats.rtt_samples += 1;
+            self.stats.rtt_sum_s += tao;
         }
         if self.cfg.timerfix {
             self.newtimer(now, a);
