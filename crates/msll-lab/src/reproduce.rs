@@ -160,9 +160,10 @@ fn quicken(p: &mut Point) {
 /// 5: a time that was not measured is NaN, not 0: conferencing delays when nothing was
 ///    received, WWW transaction and object times when none completed; summaries leave NaN runs
 ///    out of the mean and of `n`.
-/// 6: FTP runs report seed 003's model inputs and Eq. (3) (`ftp.rtt_mean_s`,
-///    `ftp.loss_event_rate`, `ftp.mathis_bps`, `ftp.mathis_ratio`); every earlier metric is
-///    unchanged, but cached results lack the new ones.
+/// 6: FTP runs report seed 003's model inputs, Eq. (3) and Eq. (2) (`ftp.rtt_mean_s`,
+///    `ftp.rto_mean_s`, `ftp.loss_event_rate`, `ftp.mathis_bps`, `ftp.mathis_ratio`,
+///    `ftp.tfrc_bps`, `ftp.tfrc_ratio`); every earlier metric is unchanged, but cached results
+///    lack the new ones.
 pub const MODEL_REVISION: u32 = 6;
 
 /// One point's fingerprint: what the cache keys a run by, and what the run gives.

@@ -368,5 +368,13 @@ scheme = ["snoop"]
     assert!((m - want).abs() < 1e-6 * want);
     assert_eq!(lossy.get("ftp.mathis_ratio"), Some(t / m));
     assert!(t < m && t > 0.3 * m, "throughput {t}, Eq. (3) {m}");
+    // Eq. (2) takes the timeouts into account: below Eq. (3), and fed the mean RTO (at least
+    // ns-2.35's 0.2 s minimum).
+    let rto = lossy.get("ftp.rto_mean_s").unwrap();
+    assert!((0.199..1.0).contains(&rto), "mean RTO {rto}");
+    let tfrc = lossy.get("ftp.tfrc_bps").unwrap();
+    let want = msll_sim::tcp::model::tfrc_pps(p, rtt, rto).unwrap() * 960.0 * 8.0;
+    assert!((tfrc - want).abs() < 1e-6 * want && tfrc < m);
+    assert_eq!(lossy.get("ftp.tfrc_ratio"), Some(t / tfrc));
     assert!(clean.get("ftp.throughput_bps").unwrap() > t);
 }

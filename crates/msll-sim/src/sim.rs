@@ -1612,6 +1612,18 @@ impl Simulation {
                 f64::NAN
             };
             r.set(&format!("{p}.mathis_ratio"), measured / mathis);
+            // Eq. (2) (TFRC's response function, with its timeout term) fed the same way, with
+            // the mean RTO armed after each RTT sample as T0.
+            let rto = if st.rtt_samples > 0 {
+                st.rto_sum_s / st.rtt_samples as f64
+            } else {
+                f64::NAN
+            };
+            let tfrc =
+                crate::tcp::model::tfrc_pps(p_ev, rtt, rto).map_or(f64::NAN, |t| t * mss_bits);
+            r.set(&format!("{p}.rto_mean_s"), rto);
+            r.set(&format!("{p}.tfrc_bps"), tfrc);
+            r.set(&format!("{p}.tfrc_ratio"), measured / tfrc);
         }
         self.www_metrics(&mut r);
         let wl = self.wireless_counters();

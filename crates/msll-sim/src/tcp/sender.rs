@@ -70,6 +70,9 @@ pub struct SenderStats {
     /// Sum of those samples in seconds, unquantised (the estimator sees them in ticks): the mean
     /// RTT that Eq. (3) of seed 003 wants (`tcp::model`).
     pub rtt_sum_s: f64,
+    /// Sum of the retransmission timeout armed after each of those samples (backoff cleared,
+    /// ns-2's bounds applied), seconds: the `T0` of Eq. (2) of seed 003 (TFRC, Padhye et al.).
+    pub rto_sum_s: f64,
     /// Data packets cumulatively acknowledged (the SYN of 2.35 not counted).
     pub packets_acked: u64,
     /// `packets_acked * segment_size`: application bytes acknowledged.
@@ -585,6 +588,7 @@ impl TcpSender {
             self.rtt.update(now.as_secs_f64(), tao);
             self.stats.rtt_samples += 1;
             self.stats.rtt_sum_s += tao;
+            self.stats.rto_sum_s += self.rtt.rto();
         }
         if self.cfg.timerfix {
             self.newtimer(now, a);
