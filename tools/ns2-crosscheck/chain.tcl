@@ -5,7 +5,7 @@
 #   topo cell          : n0 --2Mb/50ms-- n1 --14.4kb/100ms, ErrorModel-- n2, packetSize_ 50
 #                        (seed 004 Cellular/WAN1: RTTs above the 0.5 s tick)
 #
-# Usage: ns chain.tcl <profile> <loss> <seed> <npkts> <outprefix> [trace [topo [sink [revloss]]]]
+# Usage: ns chain.tcl <profile> <loss> <seed> <npkts> <outprefix> [trace [topo [sink [revloss [agent]]]]]
 #   profile  2.1b4 : ns-2.35 configured to behave like ns-2.1b4 (ns2-semantics.md sec. 9/10:
 #                    IW 1, no SYN, no headers, no Limited Transmit, integer halving, repeated FR,
 #                    timer restart before the RTT update, RTO init 6 s, no RTO floor)
@@ -15,14 +15,16 @@
 #   seed     seed of the default RNG (error model draws and TCP boot_time_)
 #   sink     plain (Agent/TCPSink, default) or delack (Agent/TCPSink/DelAck, interval_ 100 ms)
 #   revloss  per-packet drop probability on n2->n1 (the ACK direction), default 0
+#   agent    Reno (Agent/TCP/Reno, default) or Vegas (Agent/TCP/Vegas, v_alpha_ 1, v_beta_ 3,
+#            v_gamma_ 1: ns-2's defaults)
 #   npkts    packets the FTP source produces
 #   outprefix  writes <outprefix>.summary; if loss == 0 or trace == 1 also <outprefix>.pkt
 #              (packet trace of n0<->n1 and n1->n2) and <outprefix>.cwnd (cwnd_ trace)
 #
 # Written for this repository; no ns-2 code copied.
 
-if {$argc < 5 || $argc > 9} {
-    puts stderr "usage: ns chain.tcl profile loss seed npkts outprefix \[trace \[topo \[sink \[revloss\]\]\]\]"
+if {$argc < 5 || $argc > 10} {
+    puts stderr "usage: ns chain.tcl profile loss seed npkts outprefix \[trace \[topo \[sink \[revloss \[agent\]\]\]\]\]"
     exit 1
 }
 set profile [lindex $argv 0]
@@ -38,6 +40,8 @@ set sinktype plain
 if {$argc >= 8} { set sinktype [lindex $argv 7] }
 set revloss 0
 if {$argc >= 9} { set revloss [lindex $argv 8] }
+set agent Reno
+if {$argc >= 10} { set agent [lindex $argv 9] }
 
 Agent/TCP set tcpTick_ 0.5
 Agent/TCP set window_ 20
@@ -99,7 +103,7 @@ if {$tracing} {
     $ns trace-queue $n2 $n1 $pf
 }
 
-set tcp [new Agent/TCP/Reno]
+set tcp [new Agent/TCP/$agent]
 if {$sinktype == "delack"} {
     set sink [new Agent/TCPSink/DelAck]
 } else {

@@ -75,3 +75,15 @@ for profile in 2.1b4 2.35; do
         extract "$tmp/s" "$here/ref/short-$profile-s$seed.csv"
     done
 done
+
+# ref/vegas-<profile>-l<loss>-s<seed>.csv: topo "lan" with Agent/TCP/Vegas (ns-2's v_alpha_ 1,
+# v_beta_ 3, v_gamma_ 1), error-free and lossy (seed 003 compares Vegas with Reno).
+for profile in 2.1b4 2.35; do
+    for ls in 0:1 0.01:5 0.03:7 0.03:8 0.10:9 0.10:10; do
+        loss=${ls%:*}
+        seed=${ls#*:}
+        (cd "$tmp" && ns "$here/chain.tcl" "$profile" "$loss" "$seed" 1000 "$tmp/v" 1 lan plain 0 Vegas)
+        extract "$tmp/v" "$here/ref/vegas-$profile-l$loss-s$seed.csv"
+        cp "$tmp/v.summary" "$here/ref/vegas-$profile-l$loss-s$seed.summary"
+    done
+done

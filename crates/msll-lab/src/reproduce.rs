@@ -244,8 +244,8 @@ fn run_job(sc: &Scenario, point: &Point, seed: u64, rep: u32) -> Result<RunResul
     let mut cfg = point.config.clone();
     cfg.seed = seed;
     cfg.replication = rep;
-    let mut sim = Simulation::new(&cfg, &sc.dir)
-        .map_err(|e| anyhow::Error::new(crate::scenario::sim_error(&sc.file, e)))?;
+    let mut sim =
+        Simulation::new(&cfg, &sc.dir).map_err(|e| anyhow::Error::new(sc.point_error(point, e)))?;
     Ok(sim.run())
 }
 

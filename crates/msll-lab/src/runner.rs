@@ -65,7 +65,7 @@ pub fn run_scenario(sc: &Scenario, opts: &RunOptions) -> anyhow::Result<Vec<Poin
         cfg.seed = seed;
         cfg.replication = r;
         let mut sim = Simulation::new(&cfg, &sc.dir)
-            .map_err(|e| anyhow::Error::new(crate::scenario::sim_error(&sc.file, e)))?;
+            .map_err(|e| anyhow::Error::new(sc.point_error(&sc.points[p], e)))?;
         if p == 0 && r == 0 {
             if let Some(path) = &opts.trace {
                 let f = std::fs::File::create(path)

@@ -320,6 +320,12 @@ pub struct AppSection {
     pub bytes: Option<i64>,
     /// TCP preset: "dissertation" (ns-2.1b4 Reno, 500 ms tick; default), "ns2-2.1b4", "ns2-2.35".
     pub tcp: Option<String>,
+    /// Congestion control: "reno" (default) or "vegas" (ns-2 `Agent/TCP/Vegas`, seed 003).
+    pub variant: Option<String>,
+    /// Vegas thresholds in packets (ns-2 `v_alpha_` 1, `v_beta_` 3, `v_gamma_` 1).
+    pub vegas_alpha: Option<i64>,
+    pub vegas_beta: Option<i64>,
+    pub vegas_gamma: Option<i64>,
     /// TCP `window_` in packets (default 20, ns-2).
     pub window: Option<i64>,
     /// TCP segment size in bytes (default: the link's frame payload, as in the seeds).
@@ -563,6 +569,21 @@ pub fn sim_error(file: &str, mut e: msll_sim::error_model::SpecError) -> Scenari
 }
 
 impl Scenario {
+    /// [`sim_error`] for a run of `point`: a wireless error model taken from `link.levels` is
+    /// named by its entry (`link.levels[k]`), not as `link.error`.
+    pub fn point_error(
+        &self,
+        point: &Point,
+        mut e: msll_sim::error_model::SpecError,
+    ) -> ScenarioError {
+        if self.raw.link.levels.is_some() && point.level > 0 {
+            if let Some(rest) = e.field.strip_prefix("wireless.error") {
+                e.field = format!("link.levels[{}]{rest}", point.level - 1);
+            }
+        }
+        sim_error(&self.file, e)
+    }
+
     pub fn load(path: &Path) -> Result<Self, ScenarioError> {
         let file = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
@@ -887,7 +908,7 @@ impl Scenario {
     /// runs. Fails as a run would (e.g. an unreadable error trace).
     pub fn metric_names(&self, i: usize) -> Result<Vec<String>, ScenarioError> {
         let sim = msll_sim::Simulation::new(&self.points[i].config, &self.dir)
-            .map_err(|e| sim_error(&self.file, e))?;
+            .map_err(|e| self.point_error(&self.points[i], e))?;
         Ok(sim.result().metrics.into_keys().collect())
     }
 
@@ -944,7 +965,11 @@ fn app_spec(
         }
     };
     // A field of another application kind is a mistake, not something to ignore silently.
-    let given: [(&str, bool); 14] = [
+    let given: [(&str, bool); 18] = [
+        ("variant", a.variant.is_some()),
+        ("vegas_alpha", a.vegas_alpha.is_some()),
+        ("vegas_beta", a.vegas_beta.is_some()),
+        ("vegas_gamma", a.vegas_gamma.is_some()),
         ("peak_rate_bps", a.peak_rate_bps.is_some()),
         ("packet_size", a.packet_size.is_some()),
         ("talk_mean_s", a.talk_mean_s.is_some()),
@@ -960,7 +985,17 @@ fn app_spec(
         ("connections", a.connections.is_some()),
         ("start_s", false),
     ];
-    const TCP: [&str; 5] = ["tcp", "window", "segment_size", "tick", "delayed_ack"];
+    const TCP: [&str; 9] = [
+        "tcp",
+        "window",
+        "segment_size",
+        "tick",
+        "delayed_ack",
+        "variant",
+        "vegas_alpha",
+        "vegas_beta",
+        "vegas_gamma",
+    ];
     let applies = |f: &str| match a.kind.as_str() {
         "conference" => [
             "peak_rate_bps",
@@ -1066,6 +1101,41 @@ fn tcp_spec(i: usize, a: &AppSection, link: &LinkSpec) -> Result<TcpConfig, Stri
     }
     if let Some(d) = a.delayed_ack {
         tcp.sink.delayed_ack = d;
+    }
+    let vegas_given = [
+        ("vegas_alpha", a.vegas_alpha),
+        ("vegas_beta", a.vegas_beta),
+        ("vegas_gamma", a.vegas_gamma),
+    ];
+    match a.variant.as_deref().unwrap_or("reno") {
+        "reno" => {
+            if let Some((f, _)) = vegas_given.iter().find(|(_, v)| v.is_some()) {
+                return Err(format!("app[{i}].{f}: applies to variant = \"vegas\" only"));
+            }
+        }
+        "vegas" => {
+            let get = |f: &str, v: Option<i64>, d: i32| -> Result<i32, String> {
+                match v {
+                    None => Ok(d),
+                    Some(x) if (0..=1_000_000).contains(&x) => Ok(x as i32),
+                    Some(x) => Err(format!("app[{i}].{f} = {x}: must be 0..=1000000 packets")),
+                }
+            };
+            let alpha = get("vegas_alpha", a.vegas_alpha, 1)?;
+            let beta = get("vegas_beta", a.vegas_beta, 3)?;
+            let gamma = get("vegas_gamma", a.vegas_gamma, 1)?;
+            if beta < alpha {
+                return Err(format!(
+                    "app[{i}].vegas_beta = {beta}: must be at least vegas_alpha ({alpha})"
+                ));
+            }
+            tcp.variant = msll_sim::tcp::TcpVariant::Vegas { alpha, beta, gamma };
+        }
+        other => {
+            return Err(format!(
+                "app[{i}].variant = \"{other}\": unknown TCP variant (known: reno, vegas)"
+            ))
+        }
     }
     tcp.ds_byte = a.tos.unwrap_or(0);
     // The segment size defaults to the frame payload (seed 004): name the field the user wrote.

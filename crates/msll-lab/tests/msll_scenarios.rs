@@ -272,6 +272,17 @@ level = [0, 2, 5]
         // the preset's rate and frame size stay
         assert_eq!(p.config.wireless.rate_bps, 5_000_000);
     }
+    // An unreadable trace is named by the entry it came from, on the wireless and wired side.
+    let missing = |table: &str| {
+        let t = format!("{head}{table}\n[sweep]\nlevel = [1]\n");
+        let s = parse(&t).unwrap();
+        s.metric_names(0).unwrap_err().to_string()
+    };
+    let e = missing("levels = [{ model = \"trace\", path = \"/nonexistent/x.trace\" }]");
+    assert!(e.contains("link.levels[0].path"), "{e}");
+    let e =
+        missing("[topology]\nwired_error = { model = \"trace\", path = \"/nonexistent/x.trace\" }");
+    assert!(e.contains("topology.wired_error.path"), "{e}");
     // Without `levels` the preset's four levels stay, and the wired link is error-free.
     let plain = parse(&format!("{head}[sweep]\nlevel = [4]\n")).unwrap();
     assert_eq!(plain.points[0].config.wired.error, ErrorSpec::None);
@@ -377,4 +388,114 @@ scheme = ["snoop"]
     assert!((tfrc - want).abs() < 1e-6 * want && tfrc < m);
     assert_eq!(lossy.get("ftp.tfrc_ratio"), Some(t / tfrc));
     assert!(clean.get("ftp.throughput_bps").unwrap() > t);
+}
+
+/// TCP Vegas (`variant = "vegas"`, ns-2 `Agent/TCP/Vegas`) keeps only alpha..beta packets queued
+/// at the bottleneck: over error-free links it fills the 5 Mbit/s link as Reno does, without
+/// Reno's queue overflows, at a mean RTT near the path's minimum.
+#[test]
+fn vegas_fills_the_link_with_a_short_queue_where_reno_overflows_it() {
+    let text = |variant: &str| {
+        format!(
+            r#"
+[scenario]
+name = "t"
+duration_s = 30.0
+[[app]]
+kind = "ftp"
+bytes = 1000000000
+tcp = "ns2-2.35"
+window = 64
+segment_size = 960
+{variant}
+[link]
+preset = "wlan11b"
+delay_s = 0.02
+[sim]
+queue_limit = 30
+[sweep]
+level = [0]
+"#
+        )
+    };
+    let run = |variant: &str| {
+        let s = parse(&text(variant)).unwrap();
+        msll_sim::Simulation::new(&s.points[0].config, Path::new("."))
+            .unwrap()
+            .run()
+    };
+    let reno = run("");
+    let vegas = run("variant = \"vegas\"");
+    let get = |r: &msll_sim::metrics::RunResult, k: &str| r.get(k).unwrap();
+    // Both near the 5 Mbit/s link: Reno's 2.35 packets are 960 + 40 bytes (4.8 Mbit/s of
+    // segments at most), Vegas's 960 bytes whole (its `output` adds no header bytes).
+    let t = get(&reno, "ftp.throughput_bps");
+    assert!((3.5e6..4.81e6).contains(&t), "Reno throughput {t}");
+    let t = get(&vegas, "ftp.throughput_bps");
+    assert!((4.5e6..5.0e6).contains(&t), "Vegas throughput {t}");
+    // The 64-packet window exceeds the ~28-packet path plus the 30-packet queue: Reno
+    // overflows it; Vegas never does.
+    assert!(get(&reno, "ip.queue_drops") > 0.0);
+    assert_eq!(get(&vegas, "ip.queue_drops"), 0.0);
+    assert_eq!(get(&vegas, "ftp.retransmissions"), 0.0);
+    // Minimum RTT ~45 ms (2 x 21 ms + transmissions); Vegas queues a few packets (1.6 ms each).
+    let (rr, rv) = (get(&reno, "ftp.rtt_mean_s"), get(&vegas, "ftp.rtt_mean_s"));
+    assert!(
+        rv < 0.05 && rr > rv + 0.008,
+        "mean RTT Reno {rr}, Vegas {rv}"
+    );
+    // A Vegas sender's packet 0 is data, not a SYN: every byte is delivered and counted.
+    assert_eq!(get(&vegas, "ftp.bytes") % 960.0, 0.0);
+}
+
+#[test]
+fn tcp_variant_fields_are_checked() {
+    let app = |extra: &str| {
+        format!(
+            "[scenario]\nname = \"t\"\n[link]\npreset = \"wlan\"\n[[app]]\nkind = \"ftp\"\nbytes = 10000\n{extra}\n"
+        )
+    };
+    let s = parse(&app("variant = \"vegas\"\nvegas_beta = 5")).unwrap();
+    assert_eq!(
+        s.points[0].config.apps[0],
+        msll_sim::config::AppSpec::Ftp {
+            bytes: 10000,
+            tcp: msll_sim::tcp::TcpConfig {
+                variant: msll_sim::tcp::TcpVariant::Vegas {
+                    alpha: 1,
+                    beta: 5,
+                    gamma: 1
+                },
+                ..msll_sim::tcp::TcpConfig::dissertation(1000)
+            },
+            start_s: 0.0,
+        }
+    );
+    for (extra, want) in [
+        (
+            "variant = \"cubic\"",
+            "app[0].variant = \"cubic\": unknown TCP variant (known: reno, vegas)",
+        ),
+        (
+            "vegas_alpha = 2",
+            "app[0].vegas_alpha: applies to variant = \"vegas\" only",
+        ),
+        (
+            "variant = \"vegas\"\nvegas_alpha = 4",
+            "app[0].vegas_beta = 3: must be at least vegas_alpha (4)",
+        ),
+        (
+            "variant = \"vegas\"\nvegas_gamma = -1",
+            "app[0].vegas_gamma = -1: must be 0..=1000000",
+        ),
+    ] {
+        let e = parse(&app(extra)).unwrap_err();
+        assert!(e.contains(want), "{extra}: {e}");
+    }
+    // Not an FTP/WWW field elsewhere.
+    let e = parse(
+        "[scenario]\nname = \"t\"\n[link]\npreset = \"wlan\"\n[[app]]\nkind = \"conference\"\nvariant = \"vegas\"\n",
+    )
+    .unwrap_err();
+    assert!(e.contains("app[0].variant: does not apply"), "{e}");
 }

@@ -1587,8 +1587,10 @@ impl Simulation {
             r.set(&format!("{p}.fast_retransmits"), st.fast_retransmits as f64);
             // Seed 003 Eq. (3) fed with this run's own RTT and loss (seed003.md sec. 2.2: the
             // paper's comparison holds RTT fixed; a simulation must use the measured one). The
-            // loss-event rate counts the congestion signals Reno acted on (Fast Retransmits and
-            // timeouts) per data packet sent, the p of Mathis et al.'s derivation.
+            // loss-event rate counts the congestion signals the sender acted on (Fast
+            // Retransmits and timeouts, each backed-off timeout of a series counted) per data
+            // packet sent (retransmissions and a SYN included): the p of Mathis et al.'s
+            // derivation, a little above Padhye et al.'s "loss indications" when timeouts repeat.
             let rtt = if st.rtt_samples > 0 {
                 st.rtt_sum_s / st.rtt_samples as f64
             } else {
@@ -1619,8 +1621,14 @@ impl Simulation {
             } else {
                 f64::NAN
             };
+            // b = 2 packets per ACK behind a delayed-ACK sink (Padhye et al.'s general form).
+            let b = if s.config().sink.delayed_ack {
+                2.0
+            } else {
+                1.0
+            };
             let tfrc =
-                crate::tcp::model::tfrc_pps(p_ev, rtt, rto).map_or(f64::NAN, |t| t * mss_bits);
+                crate::tcp::model::tfrc_pps_b(p_ev, rtt, rto, b).map_or(f64::NAN, |t| t * mss_bits);
             r.set(&format!("{p}.rto_mean_s"), rto);
             r.set(&format!("{p}.tfrc_bps"), tfrc);
             r.set(&format!("{p}.tfrc_ratio"), measured / tfrc);

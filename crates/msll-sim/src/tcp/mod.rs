@@ -47,6 +47,7 @@ pub mod model;
 pub mod rtt;
 pub mod sender;
 pub mod sink;
+mod vegas;
 
 #[cfg(test)]
 mod crosscheck;
@@ -73,6 +74,20 @@ pub enum TcpVariant {
     /// `Agent/TCP/Reno` (ns2-semantics.md 1.5-1.8).
     #[default]
     Reno,
+    /// `Agent/TCP/Vegas` (ns2-semantics.md 8.1; `vegas.rs`): `v_alpha_`, `v_beta_`,
+    /// `v_gamma_` in packets (ns-2: 1, 3, 1). Packet 0 is a full data packet and no header
+    /// bytes are added whatever `syn` and `use_headers` say (Vegas has its own `output`);
+    /// `delay_growth` still starts it at cwnd 1.
+    Vegas { alpha: i32, beta: i32, gamma: i32 },
+}
+
+impl TcpVariant {
+    /// ns-2's `Agent/TCP/Vegas` defaults.
+    pub const VEGAS: TcpVariant = TcpVariant::Vegas {
+        alpha: 1,
+        beta: 3,
+        gamma: 1,
+    };
 }
 
 /// Receiver (TCPSink) options; ns2-semantics.md section 2.
@@ -288,6 +303,12 @@ impl TcpConfig {
         }
     }
 
+    /// Whether packet 0 is a SYN that carries no application data: `syn` with Reno's `output`
+    /// (Vegas has its own `output`, which ignores `syn_`, ns2-semantics.md 8.1).
+    pub fn sends_syn(&self) -> bool {
+        self.syn && matches!(self.variant, TcpVariant::Reno)
+    }
+
     /// Wire length of data packet `seq` (ns2-semantics.md 1.4 `output`).
     pub(crate) fn data_len(&self, seq: i64) -> usize {
         if seq == 0 && self.syn {
@@ -310,6 +331,16 @@ impl TcpConfig {
         }
         if self.ack_size < HEADER_BYTES {
             return Err(TcpConfigError::AckTooSmall(self.ack_size));
+        }
+        if let TcpVariant::Vegas { alpha, beta, gamma } = self.variant {
+            // ns-2 takes any integers; alpha > beta or negative thresholds make the per-RTT rule
+            // meaningless (it would both grow and shrink, or always shrink).
+            if alpha < 0 || gamma < 0 {
+                return Err(TcpConfigError::BadValue("vegas alpha/gamma (must be >= 0)"));
+            }
+            if beta < alpha {
+                return Err(TcpConfigError::BadValue("vegas beta (must be >= alpha)"));
+            }
         }
         let positive = |name: &'static str, v: f64| {
             if v.is_finite() && v > 0.0 {

@@ -20,7 +20,7 @@ pub const MATHIS_C0: f64 = 1.224_744_871_391_589;
 
 /// Eq. (3): packets per second of a TCP flow with round-trip time `rtt_s` and loss probability
 /// `p` (both > 0), `C0 / (RTT sqrt(p))`. Multiply by the segment size for bytes per second.
-/// `None` where the model is undefined (`p <= 0`, `rtt_s <= 0` or either not finite): with no
+/// `None` where the model is undefined (`p` outside (0, 1], `rtt_s <= 0` or not finite): with no
 /// loss Eq. (3) grows without bound (`seed003.md` sec. 2.2, "degenerate case"; cap it with
 /// [`capped_pps`]).
 pub fn mathis_pps(p: f64, rtt_s: f64) -> Option<f64> {
@@ -32,10 +32,17 @@ pub fn mathis_pps(p: f64, rtt_s: f64) -> Option<f64> {
 /// time `rtt_s` and retransmission timeout `rto_s` (one packet acknowledged per ACK):
 /// `1 / (RTT sqrt(2p/3) + RTO * 3 sqrt(3p/8) * p (1 + 32 p^2))`. `None` where undefined.
 pub fn tfrc_pps(p: f64, rtt_s: f64, rto_s: f64) -> Option<f64> {
-    let ok = p > 0.0 && p <= 1.0 && rtt_s > 0.0 && rtt_s.is_finite() && rto_s >= 0.0;
+    tfrc_pps_b(p, rtt_s, rto_s, 1.0)
+}
+
+/// Eq. (2) in Padhye et al.'s general form, `b` packets acknowledged per ACK (2 with delayed
+/// ACKs): `1 / (RTT sqrt(2bp/3) + RTO * 3 sqrt(3bp/8) * p (1 + 32 p^2))`. The paper's Eq. (2)
+/// is `b = 1`.
+pub fn tfrc_pps_b(p: f64, rtt_s: f64, rto_s: f64, b: f64) -> Option<f64> {
+    let ok = p > 0.0 && p <= 1.0 && rtt_s > 0.0 && rtt_s.is_finite() && rto_s >= 0.0 && b >= 1.0;
     ok.then(|| {
-        let denom = rtt_s * (2.0 * p / 3.0).sqrt()
-            + rto_s * (3.0 * (3.0 * p / 8.0).sqrt()) * p * (1.0 + 32.0 * p * p);
+        let denom = rtt_s * (2.0 * b * p / 3.0).sqrt()
+            + rto_s * (3.0 * (3.0 * b * p / 8.0).sqrt()) * p * (1.0 + 32.0 * p * p);
         1.0 / denom
     })
 }
@@ -69,15 +76,15 @@ pub fn snoop_limit_loss(p_a: f64, p_b: f64) -> f64 {
 /// `seed003.md` sec. 2.5 (an extension, not in the paper): the wireless loss left by a local ARQ
 /// that retransmits a frame at most `m` times over an i.i.d. channel, `p_W^(m+1)`.
 pub fn retry_limited_loss(p_w: f64, m: u32) -> f64 {
-    p_w.powi(m as i32 + 1)
+    p_w.powf(m as f64 + 1.0)
 }
 
 /// Expected transmissions per frame for that ARQ, `(1 - p_W^(m+1)) / (1 - p_W)`.
 pub fn retry_limited_transmissions(p_w: f64, m: u32) -> f64 {
     if p_w >= 1.0 {
-        return (m + 1) as f64;
+        return m as f64 + 1.0;
     }
-    (1.0 - p_w.powi(m as i32 + 1)) / (1.0 - p_w)
+    (1.0 - p_w.powf(m as f64 + 1.0)) / (1.0 - p_w)
 }
 
 #[cfg(test)]
@@ -189,6 +196,10 @@ mod tests {
             // The timeout term only lowers the rate, and RTO = 0 leaves sqrt(3/2) / (RTT sqrt(p)).
             assert!(t < m);
             assert!(close(tfrc_pps(p, 0.1, 0.0).unwrap(), m, 1e-9));
+            // Delayed ACKs (b = 2) slow both terms by sqrt(2) without a timeout term.
+            let b2 = tfrc_pps_b(p, 0.1, 0.0, 2.0).unwrap();
+            assert!(close(b2 * 2f64.sqrt(), m, 1e-9));
+            assert!(tfrc_pps_b(p, 0.1, 0.4, 2.0).unwrap() < t);
         }
     }
 

@@ -20,6 +20,7 @@ use msll_proto::wire::TcpRepr;
 use msll_proto::{Duration, Instant, Packet, Timer};
 
 use super::rtt::RttEstimator;
+use super::vegas::Vegas;
 use super::{
     build_segment, parse_segment, secs, unwrap_seq, wire_seq, FlowAddr, TcpConfig, TcpConfigError,
     TcpVariant,
@@ -156,6 +157,8 @@ pub struct TcpSender {
     /// The last RTO (f64 bits) and its `secs` value: re-armed on every ACK, the RTO changes only
     /// with RTT samples and backoff, and the rounding to nanoseconds showed in time samples.
     rto_memo: (u64, Duration),
+    /// `Agent/TCP/Vegas`'s own state (`vegas.rs`); `None` for Reno.
+    vegas: Option<Box<Vegas>>,
     // --- driver side ---
     out: VecDeque<Packet>,
     ident: u16,
@@ -198,6 +201,14 @@ impl TcpSender {
             rtx_timer: Timer::default(),
             // A NaN pattern: the first RTO is never it (and would convert the same anyway).
             rto_memo: (u64::MAX, secs(f64::from_bits(u64::MAX))),
+            vegas: match cfg.variant {
+                TcpVariant::Vegas { alpha, beta, gamma } => Some(Box::new(Vegas::new(
+                    alpha as i64,
+                    beta as i64,
+                    gamma as i64,
+                ))),
+                TcpVariant::Reno => None,
+            },
             out: VecDeque::new(),
             ident: 0,
             stats: SenderStats::default(),
@@ -236,6 +247,9 @@ impl TcpSender {
     /// Packets still queued for `poll_transmit` are discarded.
     pub fn reset(&mut self, _now: Instant, boot_time: Duration) {
         self.reset_vars();
+        if let Some(v) = self.vegas.as_deref_mut() {
+            v.reset();
+        }
         self.rtt.init(&self.cfg);
         self.rtt.set_boot_time(boot_time.as_secs_f64());
         if self.cfg.full_reset {
@@ -414,8 +428,10 @@ impl TcpSender {
 
     /// `window()` (1.4): truncated cwnd plus Reno's inflation, capped by `window_`.
     fn window(&self) -> i64 {
+        // Vegas never inflates `dupwnd_` (its inflation goes into cwnd_), so ns-2's
+        // `TcpAgent::window()` is the same expression there.
         match self.cfg.variant {
-            TcpVariant::Reno => {
+            TcpVariant::Reno | TcpVariant::Vegas { .. } => {
                 (self.cwnd.floor() as i64 + self.dupwnd).min(self.cfg.window as i64)
             }
         }
@@ -441,6 +457,12 @@ impl TcpSender {
 
     /// `send_much(0, reason, maxburst_)` (1.4): everything the window allows, back to back.
     fn send_much(&mut self, now: Instant) {
+        if self.t_seqno == 0 {
+            // `firstsent_` ("save time when first packet was sent"): Vegas's clock origin.
+            if let Some(v) = self.vegas.as_deref_mut() {
+                v.firstsent = now.as_secs_f64();
+            }
+        }
         let mut n = 0u32;
         while self.t_seqno <= self.highest_ack + self.window() && self.t_seqno < self.curseq {
             self.output(now, self.t_seqno);
@@ -454,6 +476,9 @@ impl TcpSender {
 
     /// `output(seq)` (1.4).
     fn output(&mut self, now: Instant, seq: i64) {
+        if self.vegas.is_some() {
+            return self.vegas_output(now, seq);
+        }
         let len = self.cfg.data_len(seq);
         let is_syn = seq == 0 && self.cfg.syn;
         // 2.35: the SYN carries no data and shifts the application's packets to 1..n.
@@ -508,6 +533,9 @@ impl TcpSender {
     /// Reno `recv` for an ACK of packet `a` (1.5), both versions, selected by
     /// `mark_exited` and `exit_fast_retrans`.
     fn recv_ack(&mut self, now: Instant, a: i64) {
+        if self.vegas.is_some() {
+            return self.vegas_recv(now, a);
+        }
         self.stats.acks_received += 1;
         self.stats.last_ack_received = Some(now);
         let thresh = self.cfg.dupack_threshold;
@@ -678,6 +706,9 @@ impl TcpSender {
 
     /// Reno retransmit timeout (1.8) and idle restart (1.10).
     fn timeout(&mut self, now: Instant) {
+        if self.vegas.is_some() {
+            return self.vegas_timeout(now);
+        }
         self.dupwnd = 0;
         self.dupacks = 0;
         if self.cfg.bugfix {
@@ -713,6 +744,212 @@ impl TcpSender {
         self.t_seqno = self.highest_ack + 1;
         self.rtt_active = false;
         self.last_cwnd_action = CwndAction::Timeout;
+        let kind = if idle {
+            TraceKind::IdleTimeout
+        } else {
+            TraceKind::Timeout
+        };
+        self.record(now, kind, self.highest_ack);
+        self.send_much(now);
+    }
+}
+
+// ---------------------------------------------------------------------- Vegas (`vegas.rs`)
+// Out of line and cold: Reno's per-packet paths only test `self.vegas.is_some()`.
+impl TcpSender {
+    /// `VegasTcpAgent::output(seq)`: full-size packets (no SYN, no header bytes), the send time
+    /// and transmission count in the ring, and the rtx timer armed only if none is pending.
+    #[cold]
+    #[inline(never)]
+    fn vegas_output(&mut self, now: Instant, seq: i64) {
+        let len = self.cfg.segment_size;
+        let advertised = (self.cfg.window as u64 * self.cfg.segment_size as u64).min(0xffff) as u16;
+        let pkt = build_segment(
+            self.flow,
+            self.cfg.ds_byte,
+            self.ident,
+            wire_seq(seq, self.cfg.segment_size),
+            0,
+            TcpRepr::PSH | TcpRepr::ACK,
+            advertised,
+            len,
+        );
+        self.ident = self.ident.wrapping_add(1);
+        if let Some(v) = self.vegas.as_deref_mut() {
+            v.on_output(now.as_secs_f64(), seq, self.cfg.window);
+        }
+        self.out.push_back(pkt);
+        self.stats.segments_sent += 1;
+        self.stats.bytes_sent += len as u64;
+        self.stats.first_send.get_or_insert(now);
+        if seq > self.maxseq {
+            self.maxseq = seq;
+            if !self.rtt_active {
+                self.rtt_active = true;
+                if seq > self.rtt_seq {
+                    self.rtt_seq = seq;
+                    self.rtt_ts = now;
+                }
+            }
+            self.record(now, TraceKind::Send, seq);
+        } else {
+            self.stats.retransmissions += 1;
+            self.record(now, TraceKind::Retransmit, seq);
+        }
+        if !self.rtx_timer.is_armed() {
+            self.set_rtx_timer(now);
+        }
+    }
+
+    /// `VegasTcpAgent::recv` for an ACK of packet `a` (ns2-semantics.md 8.1).
+    #[cold]
+    #[inline(never)]
+    fn vegas_recv(&mut self, now: Instant, a: i64) {
+        let mut v = self.vegas.take().expect("a Vegas sender");
+        let vt = v.time(now.as_secs_f64());
+        self.stats.acks_received += 1;
+        self.stats.last_ack_received = Some(now);
+        v.on_first_ack(vt);
+        let thresh = self.cfg.dupack_threshold;
+        if a > self.last_ack {
+            if self.last_ack == 0 && self.cfg.delay_growth {
+                self.cwnd = self.initial_window();
+            }
+            // Leave the duplicate-ACK inflation; Vegas uses ssthresh only in slow start.
+            if self.dupacks > thresh && self.cwnd > v.newcwnd {
+                self.cwnd = v.newcwnd;
+                self.ssthresh = 2;
+            }
+            let oldack = self.last_ack;
+            self.newack(now, a);
+            self.stats.last_new_ack = Some(now);
+            // Packet 0 is data (no SYN), so packets 0..=a are acknowledged.
+            self.stats.packets_acked = (a + 1).max(0) as u64;
+            self.stats.bytes_acked = self.stats.packets_acked * self.cfg.segment_size as u64;
+            if !self.closed && self.highest_ack >= self.curseq - 1 {
+                self.closed = true;
+                if !self.infinite {
+                    self.stats.done_at = Some(now);
+                }
+            }
+            if a >= v.begseq {
+                let (c, s) = v.per_rtt(vt, self.t_seqno, self.last_ack, self.cwnd, self.ssthresh);
+                self.cwnd = c;
+                self.ssthresh = s;
+            }
+            // The increment is decided once per RTT: stop at ssthresh within the RTT.
+            if v.incr == 1.0 && self.cwnd >= self.ssthresh as f64 {
+                v.incr = 0.0;
+            }
+            // Grow only while at most 2 packets ahead of what is in flight.
+            if v.incr > 0.0 && (self.cwnd - (self.t_seqno - self.last_ack) as f64) <= 2.0 {
+                self.cwnd += v.incr;
+            }
+            if self.cfg.max_cwnd != 0 && (self.cwnd as i64) > self.cfg.max_cwnd as i64 {
+                self.cwnd = self.cfg.max_cwnd as f64;
+            }
+            v.sample(vt, oldack, a);
+            // The first two new ACKs after a duplicate: retransmit the next packet at once if
+            // its fine-grained timeout has passed (the window was cut already).
+            if v.worried > 0 {
+                v.worried -= 1;
+                match v.expired(vt, a) {
+                    Some(e) => {
+                        self.dupacks = thresh;
+                        self.vegas = Some(v);
+                        self.output(now, e);
+                        v = self.vegas.take().expect("a Vegas sender");
+                    }
+                    None => v.worried = 0,
+                }
+            }
+            self.record(now, TraceKind::Ack, a);
+        } else if a == self.last_ack {
+            self.dupacks += 1;
+            self.stats.dup_acks += 1;
+            let expired = v.expired(vt, self.last_ack);
+            if expired.is_some() || self.dupacks == thresh {
+                let (send_time, transmits) = v.slot_of(self.last_ack + 1);
+                if !self.cfg.bugfix
+                    || self.highest_ack > self.recover
+                    || self.last_cwnd_action != CwndAction::Timeout
+                {
+                    let mut win = self.window();
+                    self.last_cwnd_action = CwndAction::DupAck;
+                    self.recover = self.maxseq;
+                    v.worried = (self.t_seqno - self.last_ack).min(2);
+                    // Fine-grained timeout backoff.
+                    if transmits > 1 {
+                        v.timeout *= 2.0;
+                    } else {
+                        v.timeout += v.timeout / 8.0;
+                    }
+                    // Cut the window only if it was not cut since this packet was sent.
+                    if v.t_cwnd_changed < send_time {
+                        win = if win <= 3 {
+                            2
+                        } else if transmits > 1 {
+                            win >> 1
+                        } else {
+                            win - (win >> 2)
+                        };
+                        v.newcwnd = win as f64;
+                        self.cwnd = v.newcwnd + self.dupacks as f64;
+                        v.t_cwnd_changed = vt;
+                    }
+                    // reset_rtx_timer(mild, backoff): back off, restart, stop timing.
+                    self.rtt.backoff();
+                    self.set_rtx_timer(now);
+                    self.rtt_active = false;
+                    self.stats.fast_retransmits += 1;
+                    let seq = expired.unwrap_or(self.last_ack + 1);
+                    self.record(now, TraceKind::FastRetransmit, seq);
+                    self.vegas = Some(v);
+                    self.output(now, seq);
+                    v = self.vegas.take().expect("a Vegas sender");
+                    if transmits == 1 {
+                        self.dupacks = thresh;
+                    }
+                }
+            } else if self.dupacks > thresh {
+                self.cwnd += 1.0;
+            }
+            self.record(now, TraceKind::DupAck, a);
+        }
+        self.vegas = Some(v);
+        if self.dupacks == 0 || self.dupacks >= thresh {
+            self.send_much(now);
+        }
+    }
+
+    /// `VegasTcpAgent::timeout`: go-back-N with backoff, ssthresh halved, cwnd 2 (`v_slowstart_`).
+    /// No idle special case: with `slow_start_restart` (ns-2's default) an idle sender does all
+    /// of it at every RTO (ns2-semantics.md 8.1).
+    #[cold]
+    #[inline(never)]
+    fn vegas_timeout(&mut self, now: Instant) {
+        let idle = self.highest_ack == self.maxseq;
+        if idle && !self.cfg.slow_start_restart {
+            return;
+        }
+        self.dupacks = 0;
+        self.recover = self.maxseq;
+        self.last_cwnd_action = CwndAction::Timeout;
+        // reset_rtx_timer(0): back off, restart, go back to the first unacknowledged packet.
+        self.rtt.backoff();
+        self.set_rtx_timer(now);
+        self.t_seqno = self.highest_ack + 1;
+        self.rtt_active = false;
+        if idle {
+            self.stats.idle_timeouts += 1;
+        } else {
+            self.stats.timeouts += 1;
+        }
+        self.slowdown(true, CwndCut::One);
+        let v = self.vegas.as_deref_mut().expect("a Vegas sender");
+        self.cwnd = v.slowstart;
+        v.newcwnd = 0.0;
+        v.t_cwnd_changed = v.time(now.as_secs_f64());
         let kind = if idle {
             TraceKind::IdleTimeout
         } else {

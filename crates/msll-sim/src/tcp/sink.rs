@@ -186,7 +186,7 @@ impl TcpSink {
         let mut delivered = 0u64;
         let mut n = seq;
         loop {
-            if !(n == 0 && self.cfg.syn) {
+            if !(n == 0 && self.cfg.sends_syn()) {
                 delivered += 1;
             }
             self.next = n + 1;
