@@ -1109,8 +1109,10 @@ fn tcp_spec(i: usize, a: &AppSection, link: &LinkSpec) -> Result<TcpConfig, Stri
     ];
     match a.variant.as_deref().unwrap_or("reno") {
         "reno" => {
-            if let Some((f, _)) = vegas_given.iter().find(|(_, v)| v.is_some()) {
-                return Err(format!("app[{i}].{f}: applies to variant = \"vegas\" only"));
+            if let Some((f, Some(v))) = vegas_given.iter().find(|(_, v)| v.is_some()) {
+                return Err(format!(
+                    "app[{i}].{f} = {v}: applies to variant = \"vegas\" only"
+                ));
             }
         }
         "vegas" => {
@@ -1125,8 +1127,24 @@ fn tcp_spec(i: usize, a: &AppSection, link: &LinkSpec) -> Result<TcpConfig, Stri
             let beta = get("vegas_beta", a.vegas_beta, 3)?;
             let gamma = get("vegas_gamma", a.vegas_gamma, 1)?;
             if beta < alpha {
+                // Name the field the user wrote (both given: beta, the one compared).
+                let msg = if a.vegas_beta.is_some() {
+                    let d = if a.vegas_alpha.is_some() {
+                        ""
+                    } else {
+                        ", default"
+                    };
+                    format!("vegas_beta = {beta}: must be at least vegas_alpha ({alpha}{d})")
+                } else {
+                    format!("vegas_alpha = {alpha}: must be at most vegas_beta ({beta}, default)")
+                };
+                return Err(format!("app[{i}].{msg}"));
+            }
+            if tcp.window > msll_sim::tcp::VEGAS_MAX_WINDOW {
                 return Err(format!(
-                    "app[{i}].vegas_beta = {beta}: must be at least vegas_alpha ({alpha})"
+                    "app[{i}].window = {}: Vegas keeps one send-time slot per packet of the window; at most {}",
+                    tcp.window,
+                    msll_sim::tcp::VEGAS_MAX_WINDOW
                 ));
             }
             tcp.variant = msll_sim::tcp::TcpVariant::Vegas { alpha, beta, gamma };

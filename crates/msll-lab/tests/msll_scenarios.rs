@@ -478,11 +478,23 @@ fn tcp_variant_fields_are_checked() {
         ),
         (
             "vegas_alpha = 2",
-            "app[0].vegas_alpha: applies to variant = \"vegas\" only",
+            "app[0].vegas_alpha = 2: applies to variant = \"vegas\" only",
         ),
         (
             "variant = \"vegas\"\nvegas_alpha = 4",
-            "app[0].vegas_beta = 3: must be at least vegas_alpha (4)",
+            "app[0].vegas_alpha = 4: must be at most vegas_beta (3, default)",
+        ),
+        (
+            "variant = \"vegas\"\nvegas_alpha = 2\nvegas_beta = 1",
+            "app[0].vegas_beta = 1: must be at least vegas_alpha (2)",
+        ),
+        (
+            "variant = \"vegas\"\nwindow = 2000000",
+            "app[0].window = 2000000: Vegas keeps one send-time slot per packet of the window; at most 1048576",
+        ),
+        (
+            "variant = \"vegas\"\ntcp = \"ns2-2.35\"\nsegment_size = 40",
+            "app[0].segment_size = 40: segment_size 40 cannot carry",
         ),
         (
             "variant = \"vegas\"\nvegas_gamma = -1",

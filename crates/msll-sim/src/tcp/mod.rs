@@ -58,6 +58,10 @@ pub use rtt::RttEstimator;
 pub use sender::{SenderStats, TcpSender, TraceEvent, TraceKind};
 pub use sink::{SinkStats, TcpSink};
 
+/// Largest `window_` a Vegas sender takes: it allocates one send-time slot per packet of it
+/// (ns-2 `v_maxwnd_`), 12 bytes each.
+pub const VEGAS_MAX_WINDOW: u32 = 1 << 20;
+
 /// IPv4 + TCP header bytes carried at the front of every packet (no options).
 pub const HEADER_BYTES: usize = 40;
 
@@ -333,6 +337,17 @@ impl TcpConfig {
             return Err(TcpConfigError::AckTooSmall(self.ack_size));
         }
         if let TcpVariant::Vegas { alpha, beta, gamma } = self.variant {
+            // Vegas's packets are `segment_size` bytes whole (no header bytes added), so they
+            // must hold the headers themselves; and it keeps one send-time slot per packet of
+            // `window_`, allocated at once.
+            if self.segment_size <= HEADER_BYTES {
+                return Err(TcpConfigError::SegmentTooSmall(self.segment_size));
+            }
+            if self.window > VEGAS_MAX_WINDOW {
+                return Err(TcpConfigError::BadValue(
+                    "window (Vegas: at most 1048576 packets)",
+                ));
+            }
             // ns-2 takes any integers; alpha > beta or negative thresholds make the per-RTT rule
             // meaningless (it would both grow and shrink, or always shrink).
             if alpha < 0 || gamma < 0 {

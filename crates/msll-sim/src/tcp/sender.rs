@@ -60,7 +60,8 @@ pub struct SenderStats {
     pub timeouts: u64,
     /// Timer expiries with nothing outstanding (slow-start restart, 1.10).
     pub idle_timeouts: u64,
-    /// Fast Retransmits (Reno `dupack_action` that acted).
+    /// Fast Retransmits (Reno `dupack_action` that acted; Vegas: every duplicate-ACK
+    /// retransmission, docs/tcp.md 5a).
     pub fast_retransmits: u64,
     /// ACK packets accepted (new, duplicate or old).
     pub acks_received: u64,
@@ -458,10 +459,7 @@ impl TcpSender {
     /// `send_much(0, reason, maxburst_)` (1.4): everything the window allows, back to back.
     fn send_much(&mut self, now: Instant) {
         if self.t_seqno == 0 {
-            // `firstsent_` ("save time when first packet was sent"): Vegas's clock origin.
-            if let Some(v) = self.vegas.as_deref_mut() {
-                v.firstsent = now.as_secs_f64();
-            }
+            self.note_first_send(now);
         }
         let mut n = 0u32;
         while self.t_seqno <= self.highest_ack + self.window() && self.t_seqno < self.curseq {
@@ -757,6 +755,16 @@ impl TcpSender {
 // ---------------------------------------------------------------------- Vegas (`vegas.rs`)
 // Out of line and cold: Reno's per-packet paths only test `self.vegas.is_some()`.
 impl TcpSender {
+    /// `firstsent_` ("save time when first packet was sent", `send_much` with `t_seqno_` 0):
+    /// Vegas's clock origin. Out of line: Reno's `send_much` is on the per-ACK path.
+    #[cold]
+    #[inline(never)]
+    fn note_first_send(&mut self, now: Instant) {
+        if let Some(v) = self.vegas.as_deref_mut() {
+            v.firstsent = now.as_secs_f64();
+        }
+    }
+
     /// `VegasTcpAgent::output(seq)`: full-size packets (no SYN, no header bytes), the send time
     /// and transmission count in the ring, and the rtx timer armed only if none is pending.
     #[cold]

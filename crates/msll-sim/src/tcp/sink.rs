@@ -67,8 +67,11 @@ pub struct TcpSink {
 
 impl TcpSink {
     /// A sink for the data of `flow` (the sender's [`FlowAddr`]).
-    pub fn new(cfg: TcpConfig, flow: FlowAddr) -> Result<Self, TcpConfigError> {
+    pub fn new(mut cfg: TcpConfig, flow: FlowAddr) -> Result<Self, TcpConfigError> {
         cfg.validate()?;
+        // The sink reads `syn` only to leave a SYN out of the data delivered; a Vegas sender's
+        // packet 0 is data (`TcpConfig::sends_syn`). Settled here, off the per-packet path.
+        cfg.syn = cfg.sends_syn();
         Ok(TcpSink {
             tos: cfg.ds_byte,
             cfg,
@@ -186,7 +189,7 @@ impl TcpSink {
         let mut delivered = 0u64;
         let mut n = seq;
         loop {
-            if !(n == 0 && self.cfg.sends_syn()) {
+            if !(n == 0 && self.cfg.syn) {
                 delivered += 1;
             }
             self.next = n + 1;
