@@ -328,38 +328,44 @@ level = [0, 2, 5]
     }
 }
 
-/// A lossy wired link loses packets that no link layer recovers: over an error-free wireless
-/// link, TCP's loss-event rate follows the wired loss (seed 003 Eq. 4 with p_W = 0), and the
-/// run reports Eq. (3) fed with its own RTT and loss.
-#[test]
-fn wired_loss_reaches_tcp_and_eq3_is_reported() {
-    let text = |wired: &str| {
-        format!(
-            r#"
+/// One long ns-2.35 Reno/Vegas bulk transfer (64-packet window, 960-byte segments) over the
+/// 802.11b-like link, run for `duration_s`; `app` and `rest` add lines to the `[[app]]` table and
+/// after it.
+fn bulk_flow(duration_s: f64, app: &str, rest: &str) -> msll_sim::metrics::RunResult {
+    let text = format!(
+        r#"
 [scenario]
 name = "t"
-duration_s = 60.0
+duration_s = {duration_s:?}
 [[app]]
 kind = "ftp"
 bytes = 1000000000
 tcp = "ns2-2.35"
 window = 64
 segment_size = 960
+{app}
 [link]
 preset = "wlan11b"
-[topology]
-{wired}
-[sweep]
-level = [0]
-scheme = ["snoop"]
+{rest}
 "#
-        )
-    };
+    );
+    let s = parse(&text).unwrap();
+    msll_sim::Simulation::new(&s.points[0].config, Path::new("."))
+        .unwrap()
+        .run()
+}
+
+/// A lossy wired link loses packets that no link layer recovers: over an error-free wireless
+/// link, TCP's loss-event rate follows the wired loss (seed 003 Eq. 4 with p_W = 0), and the
+/// run reports Eq. (3) fed with its own RTT and loss.
+#[test]
+fn wired_loss_reaches_tcp_and_eq3_is_reported() {
     let run = |wired: &str| {
-        let s = parse(&text(wired)).unwrap();
-        msll_sim::Simulation::new(&s.points[0].config, Path::new("."))
-            .unwrap()
-            .run()
+        bulk_flow(
+            60.0,
+            "",
+            &format!("[topology]\n{wired}\n[sweep]\nlevel = [0]\nscheme = [\"snoop\"]"),
+        )
     };
     let lossy = run("wired_error = { model = \"bernoulli\", p = 0.02 }");
     let clean = run("");
@@ -395,34 +401,12 @@ scheme = ["snoop"]
 /// Reno's queue overflows, at a mean RTT near the path's minimum.
 #[test]
 fn vegas_fills_the_link_with_a_short_queue_where_reno_overflows_it() {
-    let text = |variant: &str| {
-        format!(
-            r#"
-[scenario]
-name = "t"
-duration_s = 30.0
-[[app]]
-kind = "ftp"
-bytes = 1000000000
-tcp = "ns2-2.35"
-window = 64
-segment_size = 960
-{variant}
-[link]
-preset = "wlan11b"
-delay_s = 0.02
-[sim]
-queue_limit = 30
-[sweep]
-level = [0]
-"#
-        )
-    };
     let run = |variant: &str| {
-        let s = parse(&text(variant)).unwrap();
-        msll_sim::Simulation::new(&s.points[0].config, Path::new("."))
-            .unwrap()
-            .run()
+        bulk_flow(
+            30.0,
+            variant,
+            "delay_s = 0.02\n[sim]\nqueue_limit = 30\n[sweep]\nlevel = [0]",
+        )
     };
     let reno = run("");
     let vegas = run("variant = \"vegas\"");

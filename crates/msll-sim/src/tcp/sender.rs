@@ -766,7 +766,9 @@ impl TcpSender {
     }
 
     /// `VegasTcpAgent::output(seq)`: full-size packets (no SYN, no header bytes), the send time
-    /// and transmission count in the ring, and the rtx timer armed only if none is pending.
+    /// and transmission count in the ring, and the rtx timer armed only if none is pending. Its
+    /// segment-building lines repeat `output`'s on purpose: a shared helper would change Reno's
+    /// hottest function and its profile (docs/performance.md, session 27).
     #[cold]
     #[inline(never)]
     fn vegas_output(&mut self, now: Instant, seq: i64) {
