@@ -333,7 +333,7 @@ pub mod fuzz {
 
     use crate::service::{Outbox, Role, SchemeConfig};
     use crate::time::{Duration, Instant};
-    use crate::wire::{ArqFrame, Frame, RlpFrame, RseFrame, XorFrame};
+    use crate::wire::{ArqFrame, Frame, RlpFrame, RseFrame, StatusFrame, XorFrame};
 
     fn frame(data: &[u8]) -> Option<Frame> {
         Frame::from_wire(Buf::copy_from_slice(data))
@@ -364,6 +364,13 @@ pub mod fuzz {
     pub fn rse_frame(data: &[u8]) {
         if let Some(Ok(x)) = frame(data).map(|f| RseFrame::parse(&f)) {
             assert_eq!(RseFrame::parse(&x.clone().emit()), Ok(x));
+        }
+    }
+
+    /// Status-RLP decoder (seed 002's periodic-status protocol).
+    pub fn status_rlp_frame(data: &[u8]) {
+        if let Some(Ok(x)) = frame(data).map(StatusFrame::from_frame) {
+            assert_eq!(StatusFrame::from_frame(x.clone().emit()), Ok(x));
         }
     }
 

@@ -23,6 +23,7 @@ pub mod rlp;
 pub mod rse;
 pub mod snoop;
 pub mod sr;
+pub mod status_rlp;
 pub mod xor;
 
 use std::collections::VecDeque;
@@ -38,6 +39,7 @@ pub use rlp::{Delivery, Rlp, RlpConfig};
 pub use rse::{Rse, RseConfig};
 pub use snoop::{Snoop, SnoopConfig, SnoopState};
 pub use sr::{NakPolicy, RetransmitTimer, Sr, SrConfig};
+pub use status_rlp::{Sequencing, StatusRlp, StatusRlpConfig};
 pub use xor::{Xor, XorConfig};
 
 /// One link-layer scheme instance. Not `Send`: a service holds its frames in [`crate::Buf`]s,
@@ -445,6 +447,12 @@ fn default_max_naks() -> u8 {
 fn default_rlp_buffer() -> u8 {
     rlp::DEFAULT_BUFFER
 }
+fn default_status_window() -> u8 {
+    status_rlp::DEFAULT_WINDOW
+}
+fn default_status_backlog() -> u32 {
+    status_rlp::DEFAULT_BACKLOG
+}
 fn default_xor_block() -> u8 {
     8
 }
@@ -534,6 +542,28 @@ pub enum SchemeConfig {
         /// Keepalives per idle period; 0 = keep sending while idle (IS-95 style, the default).
         #[serde(default, skip_serializing_if = "is_zero")]
         max_idle_keepalives: u32,
+    },
+    /// Periodic-status selective repeat, the "RLP" of Wong's thesis (seed002.md sec. 3.4):
+    /// receiver-initiated, no retransmission timer; best-effort with `mrd_ms` (sec. 3.7b).
+    StatusRlp {
+        /// Outstanding frames, 1..=63 (seed 002: 15).
+        #[serde(default = "default_status_window")]
+        window: u8,
+        /// Status period; default 200 ms (seed 002's best, Fig. 4.19).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        status_period_ms: Option<f64>,
+        /// Minimum time between transmissions of a frame; default 300 ms (Fig. 4.20).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mtbt_ms: Option<f64>,
+        /// In-sequence delivery (re-sequencing buffer) or non-sequencing (sec. 3.5).
+        #[serde(default)]
+        sequencing: Sequencing,
+        /// Maximum recovery delay (best-effort); absent = reliable.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mrd_ms: Option<f64>,
+        /// Packets held while the window is full (seed002.md A25: unlimited; default 1000).
+        #[serde(default = "default_status_backlog")]
+        backlog: u32,
     },
     /// XOR parity FEC and XOR/Ad (seed004-ch5 sec. 4.2-sec. 4.3).
     Xor {
@@ -645,6 +675,20 @@ impl SchemeConfig {
                 check_ms("nak_timeout_ms", *nak_timeout_ms)?;
                 check_ms("keepalive_ms", *keepalive_ms)
             }
+            SchemeConfig::StatusRlp {
+                window,
+                status_period_ms,
+                mtbt_ms,
+                mrd_ms,
+                backlog,
+                ..
+            } => {
+                check_range("window", *window, 1..=status_rlp::MAX_WINDOW)?;
+                check_range("backlog", *backlog, 1..=u32::MAX)?;
+                check_ms("status_period_ms", *status_period_ms)?;
+                check_ms("mtbt_ms", *mtbt_ms)?;
+                check_ms("mrd_ms", *mrd_ms)
+            }
             SchemeConfig::Xor {
                 block,
                 idle_timeout_ms,
@@ -697,6 +741,7 @@ impl SchemeConfig {
                 ("keepalive_ms", *keepalive_ms),
             ],
             SchemeConfig::Default
+            | SchemeConfig::StatusRlp { .. }
             | SchemeConfig::Xor { .. }
             | SchemeConfig::Rse { .. }
             | SchemeConfig::Snoop { .. } => &[],
@@ -756,6 +801,10 @@ impl SchemeConfig {
                 }
             }
             SchemeConfig::Snoop { .. } => "snoop".to_string(),
+            SchemeConfig::StatusRlp { sequencing, .. } => match sequencing {
+                Sequencing::InSequence => "status-rlp".to_string(),
+                Sequencing::NonSequencing => "status-rlp-ns".to_string(),
+            },
         };
         let mut opt = |name: &str, v: &Option<f64>| {
             if let Some(v) = v {
@@ -805,6 +854,16 @@ impl SchemeConfig {
                 idle_timeout_ms, ..
             } => opt("idle", idle_timeout_ms),
             SchemeConfig::Snoop { tick_ms, .. } => opt("tick", tick_ms),
+            SchemeConfig::StatusRlp {
+                status_period_ms,
+                mtbt_ms,
+                mrd_ms,
+                ..
+            } => {
+                opt("p", status_period_ms);
+                opt("mtbt", mtbt_ms);
+                opt("mrd", mrd_ms);
+            }
         }
         match self {
             SchemeConfig::Gbn { window, .. } if *window != default_window() => {
@@ -828,6 +887,16 @@ impl SchemeConfig {
                 }
                 if *max_idle_keepalives != 0 {
                     l.push_str(&format!("-kan{max_idle_keepalives}"));
+                }
+            }
+            SchemeConfig::StatusRlp {
+                window, backlog, ..
+            } => {
+                if *window != default_status_window() {
+                    l.push_str(&format!("-w{window}"));
+                }
+                if *backlog != default_status_backlog() {
+                    l.push_str(&format!("-bl{backlog}"));
                 }
             }
             SchemeConfig::Snoop {
@@ -942,6 +1011,21 @@ impl SchemeConfig {
                     max_idle_keepalives: *max_idle_keepalives,
                 }))
             }
+            SchemeConfig::StatusRlp {
+                window,
+                status_period_ms,
+                mtbt_ms,
+                sequencing,
+                mrd_ms,
+                backlog,
+            } => Box::new(StatusRlp::new(StatusRlpConfig {
+                window: (*window).clamp(1, status_rlp::MAX_WINDOW),
+                status_period: ms_or(*status_period_ms, status_rlp::DEFAULT_STATUS_PERIOD),
+                mtbt: ms_or(*mtbt_ms, status_rlp::DEFAULT_MTBT),
+                sequencing: *sequencing,
+                mrd: mrd_ms.map(|ms| ms_or(Some(ms), Duration::ZERO)),
+                backlog: (*backlog).max(1),
+            })),
             SchemeConfig::Xor {
                 block,
                 adaptive,
@@ -1026,6 +1110,18 @@ impl SchemeConfig {
             "rlp" => Some(rlp(3, Delivery::InSequence)),
             "rlp1" => Some(rlp(1, Delivery::InSequence)),
             "rlp-oos" => Some(rlp(1, Delivery::OutOfSequence)),
+            "status-rlp" | "status-rlp-ns" => Some(SchemeConfig::StatusRlp {
+                window: default_status_window(),
+                status_period_ms: None,
+                mtbt_ms: None,
+                sequencing: if name == "status-rlp" {
+                    Sequencing::InSequence
+                } else {
+                    Sequencing::NonSequencing
+                },
+                mrd_ms: None,
+                backlog: default_status_backlog(),
+            }),
             "xor" => Some(xor(8, false)),
             "xor-ad" => Some(xor(8, true)),
             "rse" => Some(rse(default_xor_block(), default_rse_parity(), false)),
@@ -1064,8 +1160,22 @@ impl SchemeConfig {
 
     /// Names accepted by [`SchemeConfig::from_name`].
     pub const NAMES: &'static [&'static str] = &[
-        "default", "gbn", "sr", "sr-m1", "sr-m2", "rlp", "rlp1", "rlp-oos", "xor", "xor12",
-        "xor-ad", "rse", "rse-ad", "snoop",
+        "default",
+        "gbn",
+        "sr",
+        "sr-m1",
+        "sr-m2",
+        "rlp",
+        "rlp1",
+        "rlp-oos",
+        "xor",
+        "xor12",
+        "xor-ad",
+        "rse",
+        "rse-ad",
+        "snoop",
+        "status-rlp",
+        "status-rlp-ns",
     ];
 }
 
@@ -1090,7 +1200,15 @@ mod tests {
             let c = SchemeConfig::from_name(name).unwrap();
             assert_eq!(&c.label(), name);
             let s = c.build(&cellular(), Role::Host);
-            assert!(s.poll_timeout().is_none(), "{name} idle at start");
+            if name.starts_with("status-rlp") {
+                // Its status clock runs from time zero (seed002.md sec. 3.4).
+                assert_eq!(
+                    s.poll_timeout(),
+                    Some(Instant::ZERO + status_rlp::DEFAULT_STATUS_PERIOD)
+                );
+            } else {
+                assert!(s.poll_timeout().is_none(), "{name} idle at start");
+            }
         }
         assert_eq!(SchemeConfig::from_name("xor10").unwrap().label(), "xor10");
         assert!(SchemeConfig::from_name("xor0").is_none());

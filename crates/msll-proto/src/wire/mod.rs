@@ -6,6 +6,7 @@ pub mod frame;
 pub mod ip;
 pub mod rlp;
 pub mod rse;
+pub mod status_rlp;
 pub mod xor;
 
 pub use arq::ArqFrame;
@@ -13,6 +14,7 @@ pub use frame::{Frame, FrameError, HEAD_MAX};
 pub use ip::{IpProto, Ipv4Repr, TcpRepr, UdpRepr, WireError};
 pub use rlp::RlpFrame;
 pub use rse::RseFrame;
+pub use status_rlp::StatusFrame;
 pub use xor::XorFrame;
 
 /// Test support: a frame from static wire bytes (the byte-vector tests of every format).
