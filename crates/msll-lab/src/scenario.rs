@@ -304,6 +304,9 @@ pub struct TopologySection {
     /// An error model on the wired link(s), both directions (default none): congestion-like loss
     /// in front of the wireless hop, seed 003's node A (Eq. 4). No link layer recovers it.
     pub wired_error: Option<ErrorSpec>,
+    /// One-way delay of the wired link(s), seconds (default: the wired preset's), e.g. seed 002's
+    /// Internet cloud (0.02 s + a mean 0.01 s Erlang delay, taken at its mean).
+    pub wired_delay_s: Option<f64>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -776,6 +779,13 @@ impl Scenario {
             e.validate()
                 .map_err(|e| err(format!("topology.wired_error.{e}")))?;
         }
+        if let Some(d) = raw.topology.wired_delay_s {
+            if !(d.is_finite() && (0.0..=3600.0).contains(&d)) {
+                return Err(err(format!(
+                    "topology.wired_delay_s = {d}: must be 0..=3600 seconds"
+                )));
+            }
+        }
         for (i, f) in raw.figure.iter().enumerate() {
             if f.id.trim().is_empty() {
                 return Err(err(format!("figure[{i}].id = \"\": must not be empty")));
@@ -836,6 +846,9 @@ impl Scenario {
                             presets::wired(wired_name, wireless.frame_payload).expect("checked");
                         if let Some(e) = &raw.topology.wired_error {
                             wired.error = e.clone();
+                        }
+                        if let Some(d) = raw.topology.wired_delay_s {
+                            wired.delay_s = d;
                         }
                         let apps = raw
                             .app
@@ -1080,9 +1093,14 @@ fn tcp_spec(i: usize, a: &AppSection, link: &LinkSpec) -> Result<TcpConfig, Stri
         "dissertation" => TcpConfig::dissertation(seg),
         "ns2-2.1b4" => TcpConfig::ns2_2_1b4(seg),
         "ns2-2.35" => TcpConfig::ns2_2_35(seg),
+        // Seed 002: its own segment size (512 + 40 header bytes) unless the scenario sets one.
+        "wong1998" => TcpConfig {
+            segment_size: a.segment_size.map_or(512, |_| seg),
+            ..TcpConfig::wong1998()
+        },
         other => {
             return Err(format!(
-                "app[{i}].tcp = \"{other}\": unknown TCP preset (known: dissertation, ns2-2.1b4, ns2-2.35)"
+                "app[{i}].tcp = \"{other}\": unknown TCP preset (known: dissertation, ns2-2.1b4, ns2-2.35, wong1998)"
             ))
         }
     };

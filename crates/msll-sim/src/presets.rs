@@ -7,6 +7,13 @@
 //! | `wlan` | 2 Mbit/s | 3 ms | 1000 B | byte errors, mean 2^17/2^16/2^15/2^14 B | Table 3.3 |
 //! | `hscsd` | 86.4 kbit/s | 100 ms | 100 B | Bernoulli 1/2/5/10 % | seeds 000/001 Table I |
 //! | `wlan11b` | 5 Mbit/s | 3 ms | 1000 B | byte errors, mean 2^17..2^14 B | seeds 000/001 Table I |
+//! | `cdpd` | 19.2 kbit/s | 0 | 132 B | Bernoulli 1/10/30/50 % (any frame, both ways) | seed 002 Table 3.1, sec. 3.2.1 |
+//!
+//! `cdpd` is Wong's slow wireless link (seed002.md sec. 1.2-1.6): full duplex, propagation delay
+//! ignored, uniform frame errors with PER 0-60 %. Its IP MTU is 1024 bits = 128 bytes in the thesis,
+//! cut into 108-byte fragment payloads that real IPv4 (8-byte offsets) cannot express; a 132-byte
+//! frame payload gives real fragments of 112 data bytes and keeps the thesis's 5 fragments and 632
+//! bytes on the air per 552-byte datagram (A31; docs/seed002.md).
 //!
 //! Error level 0 is the error-free link; level 1 is the best conditions and 4 the worst (seed 004
 //! L609). The papers list the 802.11b levels worst-first; msll keeps level 1 = best everywhere.
@@ -65,7 +72,7 @@ fn pcs(bad: f64) -> ErrorSpec {
     }
 }
 
-pub const WIRELESS_NAMES: &[&str] = &["cellular", "pcs", "wlan", "hscsd", "wlan11b"];
+pub const WIRELESS_NAMES: &[&str] = &["cellular", "pcs", "wlan", "hscsd", "wlan11b", "cdpd"];
 
 pub fn wireless(name: &str) -> Option<WirelessPreset> {
     Some(match name {
@@ -139,6 +146,20 @@ pub fn wireless(name: &str) -> Option<WirelessPreset> {
             conf_packet: 1000,
             ftp_bytes: 100_000_000,
             run_s: 500.0,
+            default_wired: "lan",
+        },
+        "cdpd" => WirelessPreset {
+            name: "cdpd",
+            rate_bps: 19_200,
+            delay_s: 0.0,
+            frame_payload: 132,
+            levels: [bern(0.01), bern(0.10), bern(0.30), bern(0.50)],
+            // No conferencing in seed 002; one frame per packet at half the rate, as elsewhere.
+            conf_rate_bps: 9_600,
+            conf_packet: 132,
+            // seed002.md sec. 1.8: "at least 40 Mbit" of application data per run.
+            ftp_bytes: 5_000_000,
+            run_s: 4000.0,
             default_wired: "lan",
         },
         _ => return None,

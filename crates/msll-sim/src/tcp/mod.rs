@@ -307,6 +307,37 @@ impl TcpConfig {
         }
     }
 
+    /// Wong's TCP Reno (seed002.md sec. 2.1, Table 3.6) in ns-2's terms: 512-byte segments plus
+    /// 40 header bytes, a 4096-byte (8-segment) window, initial window 1, RTO from SRTT 1 s and
+    /// deviation 1 s (5 s before the first sample, n = 4), clamped to [2, 240] s on a 0.5 s
+    /// clock, a delayed-ACK sink (every 2nd segment or 0.2 s, at once on a hole fill: A19), and
+    /// the window halved as a real number (Fig. 4.2's cwnd of 1828 bytes is 3.57 segments).
+    ///
+    /// Deviations, recorded in docs/seed002.md: ns-2 rounds the RTO up to whole 0.5 s ticks where
+    /// the thesis rounds to the nearest (A20), and keeps ssthresh in whole segments.
+    pub fn wong1998() -> Self {
+        TcpConfig {
+            use_headers: true,
+            window: 8,
+            window_init: 1,
+            tick: 0.5,
+            min_rto: 2.0,
+            max_rto: 240.0,
+            srtt_init: 1.0,
+            rttvar_init: 1.0,
+            rto_init: 5.0,
+            precision_reduce: true,
+            sink: SinkConfig {
+                delayed_ack: true,
+                delack_interval: 0.2,
+                rfc2581_immediate_ack: true,
+                syn_immediate_ack: false,
+                buffer_slots: None,
+            },
+            ..TcpConfig::ns2_2_1b4(512)
+        }
+    }
+
     /// Whether packet 0 is a SYN that carries no application data: `syn` with Reno's `output`
     /// (Vegas has its own `output`, which ignores `syn_`, ns2-semantics.md 8.1).
     pub fn sends_syn(&self) -> bool {
