@@ -333,7 +333,7 @@ pub mod fuzz {
 
     use crate::service::{Outbox, Role, SchemeConfig};
     use crate::time::{Duration, Instant};
-    use crate::wire::{ArqFrame, Frame, RlpFrame, RseFrame, StatusFrame, XorFrame};
+    use crate::wire::{ArqFrame, Frame, HdlcFrame, RlpFrame, RseFrame, StatusFrame, XorFrame};
 
     fn frame(data: &[u8]) -> Option<Frame> {
         Frame::from_wire(Buf::copy_from_slice(data))
@@ -371,6 +371,13 @@ pub mod fuzz {
     pub fn status_rlp_frame(data: &[u8]) {
         if let Some(Ok(x)) = frame(data).map(StatusFrame::from_frame) {
             assert_eq!(StatusFrame::from_frame(x.clone().emit()), Ok(x));
+        }
+    }
+
+    /// LAPB/MDLP decoder (seed 002's HDLC-family frames).
+    pub fn hdlc_frame(data: &[u8]) {
+        if let Some(Ok(x)) = frame(data).map(HdlcFrame::from_frame) {
+            assert_eq!(HdlcFrame::from_frame(x.clone().emit()), Ok(x));
         }
     }
 

@@ -18,6 +18,7 @@
 //! randomness.
 
 pub mod gbn;
+pub mod hdlc;
 pub mod raw;
 pub mod rlp;
 pub mod rse;
@@ -34,6 +35,7 @@ use crate::wire::Frame;
 use serde::{Deserialize, Serialize};
 
 pub use gbn::{Gbn, GbnConfig};
+pub use hdlc::{Hdlc, HdlcConfig, HdlcMode, RetryLimit};
 pub use raw::Raw;
 pub use rlp::{Delivery, Rlp, RlpConfig};
 pub use rse::{Rse, RseConfig};
@@ -453,6 +455,9 @@ fn default_status_window() -> u8 {
 fn default_status_backlog() -> u32 {
     status_rlp::DEFAULT_BACKLOG
 }
+fn default_hdlc_window() -> u8 {
+    hdlc::DEFAULT_WINDOW
+}
 fn default_xor_block() -> u8 {
     8
 }
@@ -562,6 +567,32 @@ pub enum SchemeConfig {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         mrd_ms: Option<f64>,
         /// Packets held while the window is full (seed002.md A25: unlimited; default 1000).
+        #[serde(default = "default_status_backlog")]
+        backlog: u32,
+    },
+    /// Seed 002's HDLC-family protocols (seed002.md sec. 3.2, 3.3): LAPB (go-back-N with REJ)
+    /// and CDPD MDLP (selective reject with SREJ), with an optional retry limit N2.
+    Hdlc {
+        mode: HdlcMode,
+        /// Outstanding frames, 1..=63 (seed 002: 15).
+        #[serde(default = "default_hdlc_window")]
+        window: u8,
+        /// T1 (LAPB) / T200 (MDLP) retransmission timer; default 1000 ms (Figs 4.21-4.22).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        t1_ms: Option<f64>,
+        /// T2 / T205 acknowledgment delay; default 300 ms (sec. 4.4.2).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        t2_ms: Option<f64>,
+        /// Successive timeouts before SABME; absent = never (ch. 4, A11).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        n2: Option<u32>,
+        /// What N2 does: "reset" (sec. 3.6) or "best-effort" (sec. 3.7a).
+        #[serde(default)]
+        on_limit: RetryLimit,
+        /// MDLP receiver: in sequence (default) or non-sequencing; LAPB is always in sequence.
+        #[serde(default)]
+        sequencing: Sequencing,
+        /// Packets held while the window is full (default 1000).
         #[serde(default = "default_status_backlog")]
         backlog: u32,
     },
@@ -675,6 +706,30 @@ impl SchemeConfig {
                 check_ms("nak_timeout_ms", *nak_timeout_ms)?;
                 check_ms("keepalive_ms", *keepalive_ms)
             }
+            SchemeConfig::Hdlc {
+                mode,
+                window,
+                t1_ms,
+                t2_ms,
+                n2,
+                sequencing,
+                backlog,
+                ..
+            } => {
+                check_range("window", *window, 1..=hdlc::MAX_WINDOW)?;
+                check_range("backlog", *backlog, 1..=u32::MAX)?;
+                if let Some(n) = n2 {
+                    check_range("n2", *n, 1..=u32::MAX)?;
+                }
+                if *mode == HdlcMode::Lapb && *sequencing == Sequencing::NonSequencing {
+                    return Err(
+                        "sequencing = \"non-sequencing\": LAPB discards out-of-sequence frames, it is always in sequence"
+                            .to_string(),
+                    );
+                }
+                check_ms("t1_ms", *t1_ms)?;
+                check_ms("t2_ms", *t2_ms)
+            }
             SchemeConfig::StatusRlp {
                 window,
                 status_period_ms,
@@ -732,6 +787,7 @@ impl SchemeConfig {
             SchemeConfig::Gbn { rto_ms, .. } | SchemeConfig::Sr { rto_ms, .. } => {
                 &[("rto_ms", *rto_ms)]
             }
+            SchemeConfig::Hdlc { t1_ms, .. } => &[("t1_ms", *t1_ms)],
             SchemeConfig::Rlp {
                 nak_timeout_ms,
                 keepalive_ms,
@@ -801,6 +857,13 @@ impl SchemeConfig {
                 }
             }
             SchemeConfig::Snoop { .. } => "snoop".to_string(),
+            SchemeConfig::Hdlc {
+                mode, sequencing, ..
+            } => match (mode, sequencing) {
+                (HdlcMode::Lapb, _) => "lapb".to_string(),
+                (HdlcMode::Mdlp, Sequencing::InSequence) => "mdlp".to_string(),
+                (HdlcMode::Mdlp, Sequencing::NonSequencing) => "mdlp-ns".to_string(),
+            },
             SchemeConfig::StatusRlp { sequencing, .. } => match sequencing {
                 Sequencing::InSequence => "status-rlp".to_string(),
                 Sequencing::NonSequencing => "status-rlp-ns".to_string(),
@@ -854,6 +917,10 @@ impl SchemeConfig {
                 idle_timeout_ms, ..
             } => opt("idle", idle_timeout_ms),
             SchemeConfig::Snoop { tick_ms, .. } => opt("tick", tick_ms),
+            SchemeConfig::Hdlc { t1_ms, t2_ms, .. } => {
+                opt("t1", t1_ms);
+                opt("t2", t2_ms);
+            }
             SchemeConfig::StatusRlp {
                 status_period_ms,
                 mtbt_ms,
@@ -887,6 +954,26 @@ impl SchemeConfig {
                 }
                 if *max_idle_keepalives != 0 {
                     l.push_str(&format!("-kan{max_idle_keepalives}"));
+                }
+            }
+            SchemeConfig::Hdlc {
+                window,
+                n2,
+                on_limit,
+                backlog,
+                ..
+            } => {
+                if let Some(n) = n2 {
+                    l.push_str(&format!("-n2{n}"));
+                    if *on_limit == RetryLimit::BestEffort {
+                        l.push_str("-be");
+                    }
+                }
+                if *window != default_hdlc_window() {
+                    l.push_str(&format!("-w{window}"));
+                }
+                if *backlog != default_status_backlog() {
+                    l.push_str(&format!("-bl{backlog}"));
                 }
             }
             SchemeConfig::StatusRlp {
@@ -1011,6 +1098,29 @@ impl SchemeConfig {
                     max_idle_keepalives: *max_idle_keepalives,
                 }))
             }
+            SchemeConfig::Hdlc {
+                mode,
+                window,
+                t1_ms,
+                t2_ms,
+                n2,
+                on_limit,
+                sequencing,
+                backlog,
+            } => Box::new(Hdlc::new(HdlcConfig {
+                mode: *mode,
+                window: (*window).clamp(1, hdlc::MAX_WINDOW),
+                t1: ms_or(*t1_ms, hdlc::DEFAULT_T1),
+                t2: ms_or(*t2_ms, hdlc::DEFAULT_T2),
+                n2: n2.map(|n| n.max(1)),
+                on_limit: *on_limit,
+                sequencing: if *mode == HdlcMode::Lapb {
+                    Sequencing::InSequence
+                } else {
+                    *sequencing
+                },
+                backlog: (*backlog).max(1),
+            })),
             SchemeConfig::StatusRlp {
                 window,
                 status_period_ms,
@@ -1110,6 +1220,24 @@ impl SchemeConfig {
             "rlp" => Some(rlp(3, Delivery::InSequence)),
             "rlp1" => Some(rlp(1, Delivery::InSequence)),
             "rlp-oos" => Some(rlp(1, Delivery::OutOfSequence)),
+            "lapb" | "mdlp" | "mdlp-ns" => Some(SchemeConfig::Hdlc {
+                mode: if name == "lapb" {
+                    HdlcMode::Lapb
+                } else {
+                    HdlcMode::Mdlp
+                },
+                window: default_hdlc_window(),
+                t1_ms: None,
+                t2_ms: None,
+                n2: None,
+                on_limit: RetryLimit::Reset,
+                sequencing: if name == "mdlp-ns" {
+                    Sequencing::NonSequencing
+                } else {
+                    Sequencing::InSequence
+                },
+                backlog: default_status_backlog(),
+            }),
             "status-rlp" | "status-rlp-ns" => Some(SchemeConfig::StatusRlp {
                 window: default_status_window(),
                 status_period_ms: None,

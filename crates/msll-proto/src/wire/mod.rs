@@ -3,6 +3,7 @@
 
 pub mod arq;
 pub mod frame;
+pub mod hdlc;
 pub mod ip;
 pub mod rlp;
 pub mod rse;
@@ -11,6 +12,7 @@ pub mod xor;
 
 pub use arq::ArqFrame;
 pub use frame::{Frame, FrameError, HEAD_MAX};
+pub use hdlc::HdlcFrame;
 pub use ip::{IpProto, Ipv4Repr, TcpRepr, UdpRepr, WireError};
 pub use rlp::RlpFrame;
 pub use rse::RseFrame;

@@ -6,7 +6,7 @@ use proptest::prelude::*;
 use super::*;
 use crate::service::{Role, SchemeConfig};
 use crate::testing::{numbered, thesis_link};
-use crate::wire::{ArqFrame, RlpFrame, RseFrame, StatusFrame, XorFrame};
+use crate::wire::{ArqFrame, HdlcFrame, RlpFrame, RseFrame, StatusFrame, XorFrame};
 
 fn cases() -> u32 {
     std::env::var("PROPTEST_CASES")
@@ -44,6 +44,7 @@ proptest! {
                     "rlp" | "rlp1" | "rlp-oos" => RlpFrame::parse(&f).is_ok(),
                     "rse" | "rse-ad" => RseFrame::parse(&f).is_ok(),
                     "status-rlp" | "status-rlp-ns" => StatusFrame::from_frame(f.clone()).is_ok(),
+                    "lapb" | "mdlp" | "mdlp-ns" => HdlcFrame::from_frame(f.clone()).is_ok(),
                     // no frame format of their own: everything is delivered
                     "default" | "snoop" => true,
                     _ => XorFrame::parse(&f).is_ok(),
@@ -74,6 +75,7 @@ proptest! {
         crate::testing::fuzz::xor_frame(&data);
         crate::testing::fuzz::rse_frame(&data);
         crate::testing::fuzz::status_rlp_frame(&data);
+        crate::testing::fuzz::hdlc_frame(&data);
         crate::testing::fuzz::service_rx(&data);
     }
 }

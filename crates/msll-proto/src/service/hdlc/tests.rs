@@ -1,0 +1,369 @@
+//! LAPB and MDLP (seed002.md sec. 3.2, 3.3, 3.6, 3.7a): exactly-once delivery when reliable, no
+//! duplicate or corrupted packet when the retry limit resets or re-synchronises the link, and
+//! the REJ / SREJ / T1 rules on scripted losses.
+
+use std::collections::BTreeSet;
+
+use proptest::prelude::*;
+
+use super::*;
+use crate::service::{LinkInfo, Role, SchemeConfig};
+use crate::testing::{number_of, numbered, Dir, Pair};
+use crate::time::DataRate;
+
+fn cdpd() -> LinkInfo {
+    LinkInfo {
+        rate: DataRate::from_bps(19_200).unwrap(),
+        delay: Duration::ZERO,
+        frame_payload: 132,
+    }
+}
+
+fn scheme(
+    mode: HdlcMode,
+    window: u8,
+    seq: Sequencing,
+    n2: Option<u32>,
+    on_limit: RetryLimit,
+) -> SchemeConfig {
+    SchemeConfig::Hdlc {
+        mode,
+        window,
+        t1_ms: None,
+        t2_ms: None,
+        n2,
+        on_limit,
+        sequencing: seq,
+        backlog: DEFAULT_BACKLOG,
+    }
+}
+
+fn pair(
+    cfg: &SchemeConfig,
+    delay: Duration,
+    loss: impl FnMut(Dir, u64, &Frame) -> bool + 'static,
+) -> Pair {
+    let l = cdpd();
+    Pair::new(
+        cfg.build(&l, Role::BaseStation),
+        cfg.build(&l, Role::Host),
+        l.rate,
+        delay,
+    )
+    .with_loss(loss)
+}
+
+fn iid(seed: u64, per_mille: u64) -> impl FnMut(Dir, u64, &Frame) -> bool {
+    move |d, i, _| {
+        let mut z = seed ^ (i << 1 | d as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        (z ^ (z >> 31)) % 1000 < per_mille
+    }
+}
+
+fn numbers(v: &[(Instant, Packet)]) -> Vec<u32> {
+    v.iter().map(|(_, p)| number_of(p)).collect()
+}
+
+fn cases(n: u32) -> ProptestConfig {
+    ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES")
+            .ok()
+            .and_then(|v| v.parse::<u32>().ok())
+            .map_or(n, |c| c.min(n)),
+        ..ProptestConfig::default()
+    }
+}
+
+fn mode_seq() -> impl Strategy<Value = (HdlcMode, Sequencing)> {
+    prop_oneof![
+        Just((HdlcMode::Lapb, Sequencing::InSequence)),
+        Just((HdlcMode::Mdlp, Sequencing::InSequence)),
+        Just((HdlcMode::Mdlp, Sequencing::NonSequencing)),
+    ]
+}
+
+proptest! {
+    #![proptest_config(cases(300))]
+
+    /// Reliable LAPB and MDLP (no N2) deliver every packet exactly once in both directions under
+    /// iid loss of up to 50 % of all frames, I and control alike, over runs that wrap the 7-bit
+    /// space; in order unless non-sequencing.
+    #[test]
+    fn reliable_delivers_everything_exactly_once(
+        (mode, seq) in mode_seq(),
+        window in prop_oneof![3 => Just(15u8), 1 => 1u8..=63],
+        n in 1usize..300,
+        nb in 0usize..40,
+        per_mille in 0u64..500,
+        delay_ms in prop_oneof![Just(0u64), 1u64..200],
+        seed in any::<u64>(),
+    ) {
+        let cfg = scheme(mode, window, seq, None, RetryLimit::Reset);
+        let mut p = pair(&cfg, Duration::from_millis(delay_ms), iid(seed, per_mille));
+        for i in 0..n {
+            p.send_at(true, Instant::from_secs_f64(i as f64 * 0.01), numbered(i as u32, 4 + i % 129));
+        }
+        for i in 0..nb {
+            p.send_at(false, Instant::from_secs_f64(i as f64 * 0.3), numbered(10_000 + i as u32, 40));
+        }
+        let done = p.run_while_not(Instant::from_secs_f64(1e6), |p| {
+            !p.app_pending() && p.delivered[1].len() >= n && p.delivered[0].len() >= nb
+        });
+        prop_assert!(done, "unfinished at {}", p.now);
+        let later = p.now + Duration::from_secs(30);
+        p.run_until(later);
+        for (side, base, k) in [(1usize, 0u32, n), (0, 10_000, nb)] {
+            let got = numbers(&p.delivered[side]);
+            prop_assert_eq!(got.len(), k);
+            let set: BTreeSet<u32> = got.iter().copied().collect();
+            prop_assert_eq!(set, (base..base + k as u32).collect::<BTreeSet<u32>>());
+            if seq == Sequencing::InSequence {
+                prop_assert!(got.windows(2).all(|w| w[0] < w[1]), "out of order");
+            }
+            prop_assert!(p.delivered[side].iter().all(|(_, q)| *q == numbered(number_of(q), q.len())));
+        }
+        for s in [p.a.stats(), p.b.stats()] {
+            prop_assert_eq!(s.protocol_errors + s.malformed_frames + s.give_ups + s.packets_dropped, 0);
+        }
+        prop_assert!(p.a.poll_timeout().is_none() && p.b.poll_timeout().is_none(), "timers left");
+    }
+
+    /// With N2 (original reset or best effort) nothing is ever delivered twice or corrupted,
+    /// sequencing receivers stay in order between resets, and the link always drains: every
+    /// packet is delivered or given up.
+    #[test]
+    fn retry_limit_never_duplicates_and_drains(
+        (mode, seq) in mode_seq(),
+        best_effort in any::<bool>(),
+        n2 in 2u32..=7,
+        n in 1usize..200,
+        per_mille in 0u64..700,
+        seed in any::<u64>(),
+    ) {
+        let on_limit = if best_effort { RetryLimit::BestEffort } else { RetryLimit::Reset };
+        let cfg = scheme(mode, 15, seq, Some(n2), on_limit);
+        let mut p = pair(&cfg, Duration::ZERO, iid(seed, per_mille));
+        for i in 0..n {
+            p.send_at(true, Instant::from_secs_f64(i as f64 * 0.02), numbered(i as u32, 132));
+        }
+        // Drained: nothing scripted, nothing outstanding or queued at the sender.
+        let done = p.run_while_not(Instant::from_secs_f64(1e6), |p| {
+            !p.app_pending() && p.a.poll_timeout().is_none() && p.b.poll_timeout().is_none()
+        });
+        prop_assert!(done, "never drained (at {})", p.now);
+        let got = numbers(&p.delivered[1]);
+        let set: BTreeSet<u32> = got.iter().copied().collect();
+        prop_assert_eq!(set.len(), got.len(), "duplicate delivered: {:?}", got);
+        prop_assert!(set.iter().all(|&i| (i as usize) < n));
+        prop_assert!(p.delivered[1].iter().all(|(_, q)| *q == numbered(number_of(q), q.len())));
+        if seq == Sequencing::InSequence && best_effort {
+            prop_assert!(got.windows(2).all(|w| w[0] < w[1]), "out of order: {:?}", got);
+        }
+        if per_mille == 0 {
+            prop_assert_eq!(got.len(), n);
+        }
+    }
+}
+
+/// Drive one end directly: report every frame it hands over as transmitted at `now`, until it
+/// hands nothing more; returns the frames.
+fn flush(s: &mut Hdlc, now: Instant, out: &mut Outbox) -> Vec<HdlcFrame> {
+    let mut all = Vec::new();
+    loop {
+        let frames = std::mem::take(&mut out.frames);
+        if frames.is_empty() {
+            return all;
+        }
+        for f in frames {
+            s.handle_transmitted(now, &f);
+            all.push(HdlcFrame::from_frame(f).unwrap());
+        }
+        s.handle_timeout(now, out);
+    }
+}
+
+fn ms(m: u64) -> Instant {
+    Instant::ZERO + Duration::from_millis(m)
+}
+
+fn ns_of(f: &[HdlcFrame]) -> Vec<u8> {
+    f.iter()
+        .filter_map(|x| match x {
+            HdlcFrame::I { ns, .. } => Some(*ns),
+            _ => None,
+        })
+        .collect()
+}
+
+fn sender(mode: HdlcMode, n: u32) -> (Hdlc, Outbox) {
+    let mut s = Hdlc::new(HdlcConfig::seed002(mode));
+    let mut out = Outbox::default();
+    for i in 0..n {
+        s.handle_packet(ms(0), numbered(i, 100), &mut out);
+    }
+    assert_eq!(
+        ns_of(&flush(&mut s, ms(0), &mut out)),
+        (0..n as u8).collect::<Vec<_>>()
+    );
+    (s, out)
+}
+
+/// LAPB sender: REJ(2) resends 2, 3, 4 (go back N); MDLP sender: SREJ(2) resends 2 only.
+#[test]
+fn rej_goes_back_n_and_srej_resends_one() {
+    let (mut s, mut out) = sender(HdlcMode::Lapb, 5);
+    s.handle_frame(ms(100), HdlcFrame::Rej { nr: 2 }.emit(), &mut out);
+    assert_eq!(ns_of(&flush(&mut s, ms(100), &mut out)), vec![2, 3, 4]);
+    let (mut s, mut out) = sender(HdlcMode::Mdlp, 5);
+    s.handle_frame(ms(100), HdlcFrame::Srej { seq: 2 }.emit(), &mut out);
+    assert_eq!(ns_of(&flush(&mut s, ms(100), &mut out)), vec![2]);
+    assert_eq!(s.stats().retransmissions, 1);
+}
+
+/// T1/T200 runs from the last I-frame transmission; expiry resends every outstanding frame
+/// (both protocols); an RR covering some frames restarts it and releases them.
+#[test]
+fn t1_resends_all_outstanding() {
+    let (mut s, mut out) = sender(HdlcMode::Mdlp, 3);
+    assert_eq!(s.poll_timeout(), Some(ms(1000)));
+    s.handle_frame(ms(500), HdlcFrame::Rr { nr: 1 }.emit(), &mut out);
+    assert_eq!(
+        s.poll_timeout(),
+        Some(ms(1500)),
+        "restarted by a partial ack"
+    );
+    s.handle_timeout(ms(1500), &mut out);
+    assert_eq!(ns_of(&flush(&mut s, ms(1500), &mut out)), vec![1, 2]);
+    s.handle_frame(ms(1600), HdlcFrame::Rr { nr: 3 }.emit(), &mut out);
+    assert_eq!(s.poll_timeout(), None, "all acknowledged: T1 stopped");
+}
+
+/// LAPB receiver: an out-of-sequence frame is discarded with one REJ, no more REJs until the
+/// expected frame arrives; in-sequence frames are acknowledged by RR after T2 (0.3 s).
+#[test]
+fn lapb_receiver_rejects_once() {
+    let mut r = Hdlc::new(HdlcConfig::seed002(HdlcMode::Lapb));
+    let mut out = Outbox::default();
+    let i = |ns: u8| {
+        HdlcFrame::I {
+            ns,
+            nr: 0,
+            payload: numbered(ns as u32, 50).into_bytes(),
+        }
+        .emit()
+    };
+    r.handle_frame(ms(0), i(0), &mut out);
+    assert_eq!(out.packets.len(), 1);
+    assert!(
+        flush(&mut r, ms(0), &mut out).is_empty(),
+        "the RR waits for T2"
+    );
+    r.handle_frame(ms(10), i(2), &mut out);
+    r.handle_frame(ms(20), i(3), &mut out);
+    assert_eq!(
+        flush(&mut r, ms(20), &mut out),
+        vec![HdlcFrame::Rej { nr: 1 }],
+        "one REJ"
+    );
+    assert_eq!(out.packets.len(), 1, "2 and 3 discarded");
+    assert_eq!(r.poll_timeout(), Some(ms(300)));
+    r.handle_timeout(ms(300), &mut out);
+    assert_eq!(
+        flush(&mut r, ms(300), &mut out),
+        vec![HdlcFrame::Rr { nr: 1 }]
+    );
+}
+
+/// MDLP receiver: one SREJ per newly missing frame, held frames released in sequence when the
+/// gap fills (or at once when non-sequencing).
+#[test]
+fn mdlp_receiver_srejs_each_missing_frame() {
+    for seq in [Sequencing::InSequence, Sequencing::NonSequencing] {
+        let mut r = Hdlc::new(HdlcConfig {
+            sequencing: seq,
+            ..HdlcConfig::seed002(HdlcMode::Mdlp)
+        });
+        let mut out = Outbox::default();
+        let i = |ns: u8| {
+            HdlcFrame::I {
+                ns,
+                nr: 0,
+                payload: numbered(ns as u32, 50).into_bytes(),
+            }
+            .emit()
+        };
+        r.handle_frame(ms(0), i(3), &mut out);
+        let c = flush(&mut r, ms(0), &mut out);
+        assert_eq!(
+            c,
+            vec![
+                HdlcFrame::Srej { seq: 0 },
+                HdlcFrame::Srej { seq: 1 },
+                HdlcFrame::Srej { seq: 2 }
+            ]
+        );
+        r.handle_frame(ms(10), i(4), &mut out);
+        assert!(flush(&mut r, ms(10), &mut out).is_empty(), "no new gap");
+        for k in [1u8, 0, 2] {
+            r.handle_frame(ms(20), i(k), &mut out);
+        }
+        let got: Vec<u32> = out.packets.iter().map(number_of).collect();
+        match seq {
+            Sequencing::InSequence => assert_eq!(got, vec![0, 1, 2, 3, 4]),
+            Sequencing::NonSequencing => assert_eq!(got, vec![3, 4, 1, 0, 2]),
+        }
+    }
+}
+
+/// N2 = 3 on a link that loses every I frame: the original protocol resets after the third
+/// T200 expiry and loses the whole queue; best effort keeps the queue and gives up only the
+/// frames the receiver lacks (sec. 3.6, 3.7a).
+#[test]
+fn n2_reset_versus_best_effort() {
+    for on_limit in [RetryLimit::Reset, RetryLimit::BestEffort] {
+        let cfg = scheme(
+            HdlcMode::Mdlp,
+            15,
+            Sequencing::InSequence,
+            Some(3),
+            on_limit,
+        );
+        // frame 0 never gets through until 10 s; everything else does
+        let mut p = pair(&cfg, Duration::ZERO, |d, _, f| {
+            d == Dir::AtoB && HdlcFrame::i_seq(f) == Some(0) && f.len() > 3
+        });
+        for i in 0..20 {
+            p.send_at(true, Instant::ZERO, numbered(i, 100));
+        }
+        p.run_until(Instant::from_secs_f64(60.0));
+        let got = numbers(&p.delivered[1]);
+        match on_limit {
+            // Everything queued at the reset is gone: frames 0-14 outstanding (1-14 held by the
+            // receiver, discarded) and 15-19 still in the backlog (dropped).
+            RetryLimit::Reset => {
+                assert!(got.is_empty(), "{got:?}");
+                assert!(p.a.stats().give_ups + p.a.stats().packets_dropped >= 15);
+            }
+            RetryLimit::BestEffort => {
+                assert_eq!(got, (1..20).collect::<Vec<_>>(), "only packet 0 given up");
+                assert_eq!(p.b.stats().give_ups, 1);
+            }
+        }
+    }
+}
+
+#[test]
+fn bad_frames_are_counted() {
+    let mut s = Hdlc::new(HdlcConfig::seed002(HdlcMode::Lapb));
+    let mut out = Outbox::default();
+    s.handle_frame(
+        ms(0),
+        Frame::from_wire(Buf::from_static(&[0x09, 1])).unwrap(),
+        &mut out,
+    );
+    s.handle_frame(ms(0), HdlcFrame::Rr { nr: 9 }.emit(), &mut out);
+    assert_eq!(s.stats().malformed_frames, 1);
+    assert_eq!(s.stats().protocol_errors, 1);
+}
