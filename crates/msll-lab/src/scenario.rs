@@ -290,6 +290,11 @@ pub struct LinkSection {
     /// Replaces the preset's error levels 1..=4 with levels 1..=n of these models (n <= 8), e.g.
     /// seed 003's packet error rates 1-5 %. Level 0 stays error-free.
     pub levels: Option<Vec<ErrorSpec>>,
+    /// Mean exponential medium-access delay before every wireless frame, seconds (seed 002's
+    /// MAC, A1; default none).
+    pub mac_delay_s: Option<f64>,
+    /// Who waits for it: "host" (the wireless hosts, default, A2) or "both".
+    pub mac_sides: Option<presets::MacSides>,
 }
 
 /// Most error levels `link.levels` may define.
@@ -779,6 +784,22 @@ impl Scenario {
             e.validate()
                 .map_err(|e| err(format!("topology.wired_error.{e}")))?;
         }
+        if let Some(d) = raw.link.mac_delay_s {
+            if !(d.is_finite() && (0.0..=3600.0).contains(&d)) {
+                return Err(err(format!(
+                    "link.mac_delay_s = {d}: must be 0..=3600 seconds"
+                )));
+            }
+        }
+        if let (None, Some(s)) = (raw.link.mac_delay_s, raw.link.mac_sides) {
+            let s = match s {
+                presets::MacSides::Host => "host",
+                presets::MacSides::Both => "both",
+            };
+            return Err(err(format!(
+                "link.mac_sides = \"{s}\": applies only with link.mac_delay_s"
+            )));
+        }
         if let Some(d) = raw.topology.wired_delay_s {
             if !(d.is_finite() && (0.0..=3600.0).contains(&d)) {
                 return Err(err(format!(
@@ -840,6 +861,12 @@ impl Scenario {
                             if lv > 0 {
                                 wireless.error = e.clone();
                             }
+                        }
+                        if let Some(mean_s) = raw.link.mac_delay_s.filter(|&d| d > 0.0) {
+                            wireless.mac_access = Some(presets::MacAccess {
+                                mean_s,
+                                sides: raw.link.mac_sides.unwrap_or_default(),
+                            });
                         }
                         let wired_name = raw.topology.wired.as_deref().unwrap_or(topo.wired_name());
                         let mut wired: LinkSpec =

@@ -157,6 +157,9 @@ impl SimConfig {
         use crate::error_model::ErrorSpec;
         matches!(self.wired.error, ErrorSpec::None)
             && matches!(self.wireless.error, ErrorSpec::None)
+            // A MAC access delay draws from a per-replication stream too.
+            && self.wireless.mac_access.is_none()
+            && self.wired.mac_access.is_none()
             && self.traffic_streams == TrafficStreams::Fixed
     }
 

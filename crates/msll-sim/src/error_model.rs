@@ -45,6 +45,10 @@ pub enum InitialState {
     Stationary,
 }
 
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
 /// Configuration of an error process (scenario files use these field names).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "model", rename_all = "kebab-case", deny_unknown_fields)]
@@ -67,6 +71,11 @@ pub enum ErrorSpec {
         ber_bad: f64,
         #[serde(default)]
         initial: InitialState,
+        /// Both directions of the link follow one state timeline (a congested router drops data
+        /// and acknowledgments alike: seed 002's Fritchman model, seed002.md A7); each direction
+        /// still draws its own per-frame decisions. Default: independent directions.
+        #[serde(default, skip_serializing_if = "is_false")]
+        shared: bool,
     },
     /// Per-frame Gilbert-Elliott chain.
     GilbertElliott {
@@ -270,6 +279,13 @@ impl ErrorSpec {
         }
     }
 
+    /// Whether the two directions of a link share one state stream (`two-state` with `shared`):
+    /// the state timeline depends on time and that stream only, so equal streams give one
+    /// timeline.
+    pub fn shares_state(&self) -> bool {
+        matches!(self, ErrorSpec::TwoState { shared: true, .. })
+    }
+
     /// Instantiate with the given streams (`state` drives sojourns, `draw` per-frame decisions).
     pub fn build(
         &self,
@@ -296,6 +312,7 @@ impl ErrorSpec {
                 ber_good,
                 ber_bad,
                 initial,
+                shared: _,
             } => {
                 let bad = match initial {
                     InitialState::Good => false,
@@ -601,8 +618,10 @@ pub fn two_state_loss(
     let bits = 8.0 * bytes as f64;
     let t = bits / bps;
     let (l, m) = (1.0 / good_mean_s, 1.0 / bad_mean_s);
-    let a = -(1.0 - ber_good).ln() * bits;
-    let b = -(1.0 - ber_bad).ln() * bits;
+    // A BER of 1 (an on-off chain: seed 002's congestion model) would put an infinity in the
+    // matrix; any frame then fails almost surely, which the smallest positive success rate gives.
+    let a = -(1.0 - ber_good).max(f64::MIN_POSITIVE).ln() * bits;
+    let b = -(1.0 - ber_bad).max(f64::MIN_POSITIVE).ln() * bits;
     let mat = [[-l * t - a, l * t], [m * t, -m * t - b]];
     let e = expm2(mat);
     let pi = [m / (l + m), l / (l + m)];
@@ -872,7 +891,7 @@ impl ErrorModel {
 mod tests {
     use super::*;
     use crate::rng::Streams;
-    use msll_proto::DataRate;
+    use msll_proto::{DataRate, Duration};
 
     /// Send `n` back-to-back frames of `bytes` at `bps` and return the measured loss rate.
     fn measure(spec: &ErrorSpec, bytes: usize, bps: u64, n: usize, warmup_s: f64) -> f64 {
@@ -930,6 +949,58 @@ mod tests {
         }
     }
 
+    /// Seed 002's Fritchman congestion model (seed002.md sec. 1.7): an on-off chain (BER 0 / 1)
+    /// with Clear 190 s and Congested 10 s drops 5 % of datagrams; with `shared`, two directions
+    /// built on one state stream (`Simulation::new` names it per link) drop in exactly the same
+    /// periods, whatever their own per-frame draws.
+    #[test]
+    fn shared_two_state_is_one_timeline_for_both_directions() {
+        let spec = ErrorSpec::TwoState {
+            good_mean_s: 190.0,
+            bad_mean_s: 10.0,
+            ber_good: 0.0,
+            ber_bad: 1.0,
+            initial: InitialState::Stationary,
+            shared: true,
+        };
+        assert!(spec.shares_state());
+        assert_eq!(
+            spec.expected_frame_loss(552, 10e6)
+                .map(|p| (p * 1e4).round()),
+            Some(500.0)
+        );
+        let st = Streams::new(7, 0);
+        let mut fwd = spec
+            .build(
+                st.per_replication("state"),
+                st.per_replication("fwd/draw"),
+                Path::new("."),
+            )
+            .unwrap();
+        let mut rev = spec
+            .build(
+                st.per_replication("state"),
+                st.per_replication("rev/draw"),
+                Path::new("."),
+            )
+            .unwrap();
+        let (mut lost, n) = (0usize, 2_000_000);
+        let mut t = Instant::ZERO;
+        for i in 0..n {
+            let end = t + Duration::from_micros(441);
+            let a = fwd.frame_lost(t, end, 552);
+            // the reverse direction sends at other instants, half as often
+            if i % 2 == 0 {
+                assert_eq!(a, rev.frame_lost(t, end, 40), "at {t}");
+            }
+            lost += a as usize;
+            t += Duration::from_millis(5);
+        }
+        // 10 000 s: ~50 congestion periods, loss 5 % +/- a few points
+        let p = lost as f64 / n as f64;
+        assert!((0.02..0.09).contains(&p), "{p}");
+    }
+
     #[test]
     fn pcs_two_state_matches_markov_formula() {
         // Frames are correlated through the chain, so use an effective sample size: the number of
@@ -941,6 +1012,7 @@ mod tests {
                 ber_good: 1e-6,
                 ber_bad: 1e-2,
                 initial: InitialState::Good,
+                shared: false,
             };
             let p = spec.expected_frame_loss(251, 64_000.0).unwrap();
             let n = 2_000_000; // 2e6 * 31.4 ms = 62 750 s, ~6000 fade cycles

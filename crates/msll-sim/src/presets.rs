@@ -31,6 +31,33 @@ pub struct LinkSpec {
     /// Largest frame payload in bytes (= packet size in the seeds).
     pub frame_payload: usize,
     pub error: ErrorSpec,
+    /// A medium-access delay before every frame (seed 002 sec. 3.2.2); none by default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mac_access: Option<MacAccess>,
+}
+
+/// Seed 002's MAC (seed002.md sec. 1.5): a frame handed to the MAC waits an exponentially
+/// distributed access delay, then is transmitted; the channel carries nothing else meanwhile.
+/// The thesis gives no mean (A1: 0 in the base case, 10-100 ms as a sensitivity check) and does
+/// not say whether the contention-free forward channel has it too (A2).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MacAccess {
+    /// Mean access delay, seconds.
+    pub mean_s: f64,
+    #[serde(default)]
+    pub sides: MacSides,
+}
+
+/// Which senders of a wireless link wait for medium access.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MacSides {
+    /// The wireless hosts only: the shared reverse channel (A2, option B, recommended).
+    #[default]
+    Host,
+    /// Base station and hosts alike.
+    Both,
 }
 
 /// A wireless link preset: the link plus the seeds' application parameters for it.
@@ -69,6 +96,7 @@ fn pcs(bad: f64) -> ErrorSpec {
         ber_good: 1e-6,
         ber_bad: 1e-2,
         initial: InitialState::Good,
+        shared: false,
     }
 }
 
@@ -179,6 +207,7 @@ impl WirelessPreset {
             delay_s: self.delay_s,
             frame_payload: self.frame_payload,
             error,
+            mac_access: None,
         })
     }
 }
@@ -197,6 +226,7 @@ pub fn wired(name: &str, frame_payload: usize) -> Option<LinkSpec> {
         delay_s,
         frame_payload,
         error: ErrorSpec::None,
+        mac_access: None,
     })
 }
 

@@ -100,6 +100,23 @@ enum IfaceKind {
     Msll(Box<Endpoint>),
 }
 
+/// An exponential medium-access delay per frame (`presets::MacAccess`), from its own stream.
+struct MacDelay {
+    mean_s: f64,
+    rng: crate::rng::SimRng,
+}
+
+impl MacDelay {
+    #[cold]
+    #[inline(never)]
+    fn draw(&mut self) -> Duration {
+        use rand::Rng;
+        // Inverse transform of a uniform in (0, 1]: never ln(0).
+        let u: f64 = 1.0 - self.rng.random::<f64>();
+        Duration::from_secs_f64(-u.ln() * self.mean_s)
+    }
+}
+
 /// Per-direction link counters.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct LinkCounters {
@@ -118,6 +135,8 @@ struct Iface {
     tx_times: TxTimes,
     delay: Duration,
     error: ErrorModel,
+    /// Seed 002's MAC access delay, if this sender has one.
+    mac: Option<Box<MacDelay>>,
     kind: IfaceKind,
     ipq: VecDeque<Packet>,
     /// `IpQueues::PerService`: per-service IP queues and their SCFQ (instead of `ipq`).
@@ -368,10 +387,16 @@ impl Simulation {
             let ia = sim.ifaces.len();
             for (dir, (from, _to)) in [(a, b), (b, a)].into_iter().enumerate() {
                 let name = format!("err/link{li}/{}", if dir == 0 { "fwd" } else { "rev" });
+                // One state stream for both directions when they share a timeline.
+                let state = if spec.error.shares_state() {
+                    format!("err/link{li}/state")
+                } else {
+                    format!("{name}/state")
+                };
                 let error = spec
                     .error
                     .build(
-                        streams.per_replication(&format!("{name}/state")),
+                        streams.per_replication(&state),
                         streams.per_replication(&format!("{name}/draw")),
                         base_dir,
                     )
@@ -408,6 +433,24 @@ impl Simulation {
                 } else {
                     IfaceKind::Plain
                 };
+                // Seed 002's MAC delay: at the wireless hosts, or at every sender (A2).
+                let host = !(from == 1 || (two && from == 2));
+                let mac = spec
+                    .mac_access
+                    .filter(|m| {
+                        wireless
+                            && m.mean_s > 0.0
+                            && (host || m.sides == crate::presets::MacSides::Both)
+                    })
+                    .map(|m| {
+                        Box::new(MacDelay {
+                            mean_s: m.mean_s,
+                            rng: streams.per_replication(&format!(
+                                "mac/link{li}/{}",
+                                if dir == 0 { "fwd" } else { "rev" }
+                            )),
+                        })
+                    });
                 let id = sim.ifaces.len();
                 sim.ifaces.push(Iface {
                     node: from,
@@ -416,6 +459,7 @@ impl Simulation {
                     tx_times: TxTimes::default(),
                     delay,
                     error,
+                    mac,
                     kind,
                     ipq: VecDeque::new(),
                     ipsched: match (&cfg.msll, cfg.ip_queues) {
@@ -1107,12 +1151,18 @@ impl Simulation {
         let len = payload.len();
         let f = &mut self.ifaces[i];
         let tx = f.tx_times.get(f.rate, len);
-        f.busy_until = now + tx;
-        let lost = f.error.frame_lost(now, now + tx, len);
+        // Seed 002's MAC: the frame goes on the air after its access delay.
+        let start = match f.mac.as_deref_mut() {
+            None => now,
+            Some(m) => now + m.draw(),
+        };
+        let end = start + tx;
+        f.busy_until = end;
+        let lost = f.error.frame_lost(start, end, len);
         f.counters.frames += 1;
         f.counters.bytes += len as u64;
         self.counters.hops += 1;
-        let arrive = now + tx + f.delay;
+        let arrive = end + f.delay;
         let peer = f.peer;
         let kind = match &payload {
             Payload::Packet(_) => "ip",
@@ -1335,6 +1385,15 @@ impl Simulation {
         self.ifaces
             .iter()
             .filter(|f| f.wireless)
+            .map(|f| f.counters)
+            .collect()
+    }
+
+    /// Per-direction counters of the wired links, in topology order (forward, reverse, ...).
+    pub fn wired_counters(&self) -> Vec<LinkCounters> {
+        self.ifaces
+            .iter()
+            .filter(|f| !f.wireless)
             .map(|f| f.counters)
             .collect()
     }

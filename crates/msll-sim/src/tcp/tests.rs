@@ -980,3 +980,31 @@ mod props {
         }
     }
 }
+
+/// Seed 002's TCP (seed002.md sec. 2.1): 512-byte segments in 552-byte packets, a 4096-byte
+/// (8-segment) window, RTO 5 s before any sample (SRTT 1 s + 4 x deviation 1 s), never below
+/// 2 s however short the samples, doubling on back-off up to 240 s.
+#[test]
+fn wong1998_profile_rto_and_sizes() {
+    let cfg = TcpConfig::wong1998();
+    cfg.validate().unwrap();
+    assert_eq!(cfg.data_len(1), 552);
+    assert_eq!(cfg.window * cfg.segment_size as u32, 4096);
+    let mut e = RttEstimator::new(&cfg, 0.0);
+    assert_eq!(e.rto(), 5.0);
+    // A first sample is averaged into the initial SRTT (ns-2: srtt_init_ non-zero), not copied.
+    e.update(10.0, 2.0);
+    assert_eq!(
+        e.rto(),
+        5.0,
+        "SRTT 1 -> 1.125 s, deviation 1 -> 1 s: 1.125 + 4 = 5.1 -> 5 s"
+    );
+    for k in 0..200 {
+        e.update(20.0 + k as f64, 0.05);
+    }
+    assert_eq!(e.rto(), 2.0, "the 2 s floor");
+    for _ in 0..10 {
+        e.backoff();
+    }
+    assert!(e.rto() <= 240.0 && e.rto() >= 128.0, "{}", e.rto());
+}
