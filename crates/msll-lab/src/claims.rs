@@ -65,6 +65,14 @@ pub enum Check {
     },
     /// |mean(a) - mean(b)| <= sd(a) + sd(b)
     Close { a: String, b: String },
+    /// `a` is (nearly) the best of `points`: mean(a) >= (1 - rel_tol) * max of their means
+    /// (seed002.md sec. 5.0: a "best value ~ x" holds when x's throughput is within 3 % of the
+    /// sweep's maximum). `a` must be one of `points`.
+    Best {
+        a: String,
+        points: Vec<String>,
+        rel_tol: f64,
+    },
     /// lo <= 1 - mean(b) / mean(a) <= hi  (relative drop from a to b)
     Drop {
         a: String,
@@ -144,7 +152,7 @@ fn selectors(c: &Check) -> Vec<(String, &str)> {
                 ("check.b".into(), b.as_str()),
             ]
         }
-        Check::Order { points } => points
+        Check::Order { points } | Check::Best { points, .. } => points
             .iter()
             .enumerate()
             .map(|(i, p)| (format!("check.points[{i}]"), p.as_str()))
@@ -181,6 +189,19 @@ fn check_values(c: &Check) -> Result<(), String> {
         Check::Order { points } if points.len() < 2 => Err(format!(
             "check.points = {points:?}: an ordering needs at least 2 points"
         )),
+        Check::Best { a, points, rel_tol } => {
+            if points.len() < 2 {
+                Err(format!(
+                    "check.points = {points:?}: a best value needs at least 2 points"
+                ))
+            } else if !points.contains(a) {
+                Err(format!("check.a = \"{a}\": must be one of check.points"))
+            } else if !(rel_tol.is_finite() && (0.0..1.0).contains(rel_tol)) {
+                Err(format!("check.rel_tol = {rel_tol}: must be in [0, 1)"))
+            } else {
+                Ok(())
+            }
+        }
         _ => Ok(()),
     }
 }
@@ -379,6 +400,32 @@ fn check_once(c: &Check, prs: &[PointResult], m: &str) -> Option<(bool, String)>
                 .join(" > ");
             (ok, s)
         }
+        Check::Best { a, points, rel_tol } => {
+            let vals: Vec<f64> = points
+                .iter()
+                .map(|p| g(p).map(|v| v.0))
+                .collect::<Option<_>>()?;
+            let (x, _) = g(a)?;
+            let (imax, max) =
+                vals.iter()
+                    .copied()
+                    .enumerate()
+                    .fold(
+                        (0, f64::NEG_INFINITY),
+                        |m, (i, v)| if v > m.1 { (i, v) } else { m },
+                    );
+            (
+                x >= (1.0 - rel_tol) * max,
+                format!(
+                    "{a} = {} vs best {} = {} (within {:.0}%: >= {})",
+                    fmt(x),
+                    points[imax],
+                    fmt(max),
+                    rel_tol * 100.0,
+                    fmt((1.0 - rel_tol) * max)
+                ),
+            )
+        }
         Check::Ratio { a, b, lo, hi } => {
             let ((x, _), (y, _)) = (g(a)?, g(b)?);
             let r = x / y;
@@ -446,6 +493,11 @@ fn with_level(c: &Check, lv: u8) -> Check {
             hi: *hi,
         },
         Check::Close { a, b } => Check::Close { a: r(a), b: r(b) },
+        Check::Best { a, points, rel_tol } => Check::Best {
+            a: r(a),
+            points: points.iter().map(r).collect(),
+            rel_tol: *rel_tol,
+        },
         Check::Drop { a, b, lo, hi } => Check::Drop {
             a: r(a),
             b: r(b),
@@ -668,10 +720,54 @@ topology = ["LAN1", "WAN2"]
                 r#"{ kind = "approx", a = "LAN1/L1/default", value = 0.1, rel_tol = -0.2 }"#,
                 "check.rel_tol = -0.2",
             ),
+            (
+                r#"{ kind = "best", a = "LAN1/L2/rlp", points = ["LAN1/L1/default", "LAN1/L1/rlp"], rel_tol = 0.03 }"#,
+                "check.a = \"LAN1/L2/rlp\": must be one of check.points",
+            ),
+            (
+                r#"{ kind = "best", a = "LAN1/L1/rlp", points = ["LAN1/L1/default", "LAN1/L1/rlp"], rel_tol = 1.5 }"#,
+                "check.rel_tol = 1.5: must be in [0, 1)",
+            ),
         ] {
             let e = error(&claim("conf_two", "conf.loss", check));
             assert!(e.contains(needle), "{needle:?} not in: {e}");
         }
+    }
+
+    /// `best` passes when the named point is within `rel_tol` of the largest mean, and names
+    /// the best point either way.
+    #[test]
+    fn best_is_within_tolerance_of_the_maximum() {
+        let sc = &catalogue()[0];
+        let prs: Vec<PointResult> = sc
+            .points
+            .iter()
+            .zip([1.0, 0.99, 0.5, 0.2, 0.3, 0.4])
+            .map(|(p, v)| PointResult {
+                point: p.clone(),
+                runs: Vec::new(),
+                summary: BTreeMap::from([(
+                    "conf.loss".to_string(),
+                    msll_sim::metrics::Summary {
+                        mean: v,
+                        sd: 0.0,
+                        n: 1,
+                    },
+                )]),
+            })
+            .collect();
+        let labels: Vec<String> = prs.iter().map(|p| p.point.label.clone()).collect();
+        let best = |a: usize, tol: f64| Check::Best {
+            a: labels[a].clone(),
+            points: labels.clone(),
+            rel_tol: tol,
+        };
+        let (ok, msg) = check_once(&best(1, 0.03), &prs, "conf.loss").unwrap();
+        assert!(ok, "{msg}");
+        assert!(msg.contains(&format!("best {}", labels[0])), "{msg}");
+        assert!(!check_once(&best(1, 0.005), &prs, "conf.loss").unwrap().0);
+        assert!(!check_once(&best(2, 0.03), &prs, "conf.loss").unwrap().0);
+        assert!(check_once(&best(0, 0.0), &prs, "conf.loss").unwrap().0);
     }
 
     #[test]

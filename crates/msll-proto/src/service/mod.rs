@@ -918,8 +918,8 @@ impl SchemeConfig {
             } => opt("idle", idle_timeout_ms),
             SchemeConfig::Snoop { tick_ms, .. } => opt("tick", tick_ms),
             SchemeConfig::Hdlc { t1_ms, t2_ms, .. } => {
-                opt("t1", t1_ms);
-                opt("t2", t2_ms);
+                opt("t1_", t1_ms);
+                opt("t2_", t2_ms);
             }
             SchemeConfig::StatusRlp {
                 status_period_ms,
@@ -964,7 +964,7 @@ impl SchemeConfig {
                 ..
             } => {
                 if let Some(n) = n2 {
-                    l.push_str(&format!("-n2{n}"));
+                    l.push_str(&format!("-n2_{n}"));
                     if *on_limit == RetryLimit::BestEffort {
                         l.push_str("-be");
                     }
