@@ -325,6 +325,15 @@ fn link_info(l: &LinkSpec) -> Result<(DataRate, Duration), SpecError> {
             reason: "must be >= 0".into(),
         });
     }
+    if let Some(m) = l.mac_access {
+        if !(m.mean_s.is_finite() && (0.0..=3600.0).contains(&m.mean_s)) {
+            return Err(SpecError {
+                field: "mac_access.mean_s".into(),
+                value: m.mean_s.to_string(),
+                reason: "must be 0..=3600 seconds".into(),
+            });
+        }
+    }
     Ok((rate, Duration::from_secs_f64(l.delay_s)))
 }
 

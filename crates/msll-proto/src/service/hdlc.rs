@@ -320,7 +320,10 @@ impl Hdlc {
             }
             self.va = nr;
             self.retries = 0;
-            if self.tx.is_empty() {
+            if self.resetting {
+                // T1 now waits for the answer to our SABME: an acknowledgment of our I frames
+                // does not stop it, or a lost SABME would never be resent.
+            } else if self.tx.is_empty() {
                 self.t1.cancel();
             } else {
                 // A14: restart on an acknowledgment that covers only some frames.
@@ -332,7 +335,10 @@ impl Hdlc {
 
     fn on_t1(&mut self, now: Instant) {
         if self.resetting {
-            self.sabme_due = true; // SABME or its answer lost: ask again (sec. 3.6)
+            // SABME or its answer lost: ask again (sec. 3.6). Armed again when the SABME
+            // leaves; until then, as a guard.
+            self.sabme_due = true;
+            self.t1.set(now + self.timers.get(T1));
             return;
         }
         if self.tx.is_empty() {
@@ -380,12 +386,17 @@ impl Hdlc {
         match self.cfg.on_limit {
             RetryLimit::Reset => {
                 // Sec. 3.6: the responder discards what it holds and restarts its numbers too.
+                // A re-synchronisation of its own (both ends reached N2) is settled by this one:
+                // no SABME of ours may follow the UA, and the retry count starts again.
                 self.stats.give_ups += self.tx.len() as u64;
                 self.tx.clear();
                 self.retx.clear();
                 self.va = 0;
                 self.reset_receiver();
                 self.resetting = false;
+                self.sabme_due = false;
+                self.retries = 0;
+                self.t1.cancel();
                 self.ctrl.push_back(HdlcFrame::Ua);
             }
             RetryLimit::BestEffort => {

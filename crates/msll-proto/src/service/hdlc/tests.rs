@@ -164,6 +164,15 @@ proptest! {
         if per_mille == 0 {
             prop_assert_eq!(got.len(), n);
         }
+        // Drained means accounted for: every packet was delivered, or given up by the sender
+        // (reset: outstanding frames and the backlog) or by the receiver (best effort: the frames
+        // it skipped). A link stuck in a re-synchronisation would hold packets nobody counts.
+        let (a, b) = (p.a.stats(), p.b.stats());
+        prop_assert!(
+            got.len() as u64 + a.give_ups + a.packets_dropped + b.give_ups >= n as u64,
+            "unaccounted packets: {} delivered, {} + {} + {} given up of {}",
+            got.len(), a.give_ups, a.packets_dropped, b.give_ups, n
+        );
     }
 }
 
@@ -366,4 +375,74 @@ fn bad_frames_are_counted() {
     s.handle_frame(ms(0), HdlcFrame::Rr { nr: 9 }.emit(), &mut out);
     assert_eq!(s.stats().malformed_frames, 1);
     assert_eq!(s.stats().protocol_errors, 1);
+}
+
+/// Review finding (session 28): while a re-synchronisation waits for its answer, an
+/// acknowledgment of every outstanding I frame must not stop T1, or a SABME lost on the air is
+/// never resent and the link stays silent for good.
+#[test]
+fn sabme_is_resent_even_after_everything_is_acknowledged() {
+    let mut s = Hdlc::new(HdlcConfig {
+        n2: Some(2),
+        on_limit: RetryLimit::BestEffort,
+        ..HdlcConfig::seed002(HdlcMode::Mdlp)
+    });
+    let mut out = Outbox::default();
+    for i in 0..3 {
+        s.handle_packet(ms(0), numbered(i, 100), &mut out);
+    }
+    // window 15: all three leave; no acknowledgment comes back
+    assert_eq!(ns_of(&flush(&mut s, ms(0), &mut out)), vec![0, 1, 2]);
+    s.handle_timeout(ms(1000), &mut out);
+    assert_eq!(ns_of(&flush(&mut s, ms(1000), &mut out)), vec![0, 1, 2]);
+    s.handle_timeout(ms(2000), &mut out);
+    assert_eq!(flush(&mut s, ms(2000), &mut out), vec![HdlcFrame::Sabme]);
+    // the peer had everything: its RR arrives, then the SABME's answer is lost
+    s.handle_frame(ms(2100), HdlcFrame::Rr { nr: 3 }.emit(), &mut out);
+    s.handle_packet(ms(2200), numbered(3, 100), &mut out);
+    assert!(
+        flush(&mut s, ms(2200), &mut out).is_empty(),
+        "no I frame while resetting"
+    );
+    let t = s.poll_timeout().expect("T1 still waits for the UA+ACK");
+    assert_eq!(t, ms(3000));
+    s.handle_timeout(t, &mut out);
+    assert_eq!(flush(&mut s, t, &mut out), vec![HdlcFrame::Sabme], "resent");
+    s.handle_frame(ms(3100), HdlcFrame::UaAck { nr: 3 }.emit(), &mut out);
+    assert_eq!(
+        ns_of(&flush(&mut s, ms(3100), &mut out)),
+        vec![3],
+        "the link goes on"
+    );
+}
+
+/// Review finding (session 28): both ends reach N2 together (original reset); the end that
+/// answers the other's SABME before its own SABME left must not send that SABME after its UA,
+/// which would reset the peer again after the link had restarted.
+#[test]
+fn a_reset_collision_sends_no_stale_sabme() {
+    let mut b = Hdlc::new(HdlcConfig {
+        n2: Some(1),
+        ..HdlcConfig::seed002(HdlcMode::Mdlp)
+    });
+    let mut out = Outbox::default();
+    b.handle_packet(ms(0), numbered(0, 100), &mut out);
+    assert_eq!(ns_of(&flush(&mut b, ms(0), &mut out)), vec![0]);
+    // a second frame is in the scheduler (not yet on the air) when T200 expires
+    b.handle_packet(ms(999), numbered(1, 100), &mut out);
+    let waiting = std::mem::take(&mut out.frames);
+    assert_eq!(waiting.len(), 1);
+    b.handle_timeout(ms(1000), &mut out); // N2 = 1: a reset, its SABME waits behind that frame
+    assert!(out.frames.is_empty());
+    b.handle_frame(ms(1001), HdlcFrame::Sabme.emit(), &mut out); // the peer's reset arrives
+    for f in &waiting {
+        b.handle_transmitted(ms(1010), f);
+    }
+    b.handle_timeout(ms(1010), &mut out);
+    let rest = flush(&mut b, ms(1010), &mut out);
+    assert_eq!(
+        rest,
+        vec![HdlcFrame::Ua],
+        "the UA, and no stale SABME after it"
+    );
 }
