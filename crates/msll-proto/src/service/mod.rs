@@ -1309,6 +1309,8 @@ impl SchemeConfig {
 
 #[cfg(test)]
 mod scheme_tests;
+#[cfg(test)]
+mod test_support;
 
 #[cfg(test)]
 mod tests {

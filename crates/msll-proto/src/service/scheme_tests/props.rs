@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use proptest::prelude::*;
 
+use crate::service::test_support::{iid, numbers};
 use crate::service::{LinkInfo, Role, SchemeConfig};
 use crate::testing::{number_of, numbered, Dir, Pair};
 use crate::time::{DataRate, Duration, Instant};
@@ -111,10 +112,6 @@ fn window_of(cfg: &SchemeConfig) -> usize {
 /// no retransmission timer is left (a sender that ignored ACKs would keep one armed forever).
 fn settled(p: &Pair) -> bool {
     p.a.poll_timeout().is_none() && p.b.poll_timeout().is_none()
-}
-
-fn numbers(v: &[(Instant, crate::Packet)]) -> Vec<u32> {
-    v.iter().map(|(_, p)| number_of(p)).collect()
 }
 
 fn same_content(v: &[(Instant, crate::Packet)]) -> bool {
@@ -335,17 +332,6 @@ proptest! {
         prop_assert_eq!(p.b.stats().fec_recoveries, recoveries);
         prop_assert_eq!(p.b.stats().protocol_errors, 0);
         prop_assert_eq!(p.a.stats().parity_frames, closed * parity as u64);
-    }
-}
-
-/// Deterministic iid loss with probability `p` (per mille), seeded: a splitmix64 hash of
-/// (seed, direction, index).
-fn iid(seed: u64, per_mille: u64) -> impl FnMut(Dir, u64, &crate::wire::Frame) -> bool {
-    move |d, i, _| {
-        let mut z = seed ^ (i << 1 | d as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        (z ^ (z >> 31)) % 1000 < per_mille
     }
 }
 

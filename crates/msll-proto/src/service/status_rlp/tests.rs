@@ -6,18 +6,9 @@ use std::collections::BTreeSet;
 use proptest::prelude::*;
 
 use super::*;
-use crate::service::{LinkInfo, Role, SchemeConfig};
+use crate::service::test_support::{cases, cdpd, iid, numbers};
+use crate::service::{Role, SchemeConfig};
 use crate::testing::{number_of, numbered, Dir, Pair};
-use crate::time::DataRate;
-
-/// Seed 002's wireless link: 19.2 kbit/s, no propagation delay, 132-byte frames.
-fn cdpd() -> LinkInfo {
-    LinkInfo {
-        rate: DataRate::from_bps(19_200).unwrap(),
-        delay: Duration::ZERO,
-        frame_payload: 132,
-    }
-}
 
 fn scheme(window: u8, seq: Sequencing, mrd_ms: Option<f64>) -> SchemeConfig {
     SchemeConfig::StatusRlp {
@@ -39,29 +30,6 @@ fn pair(cfg: &SchemeConfig, loss: impl FnMut(Dir, u64, &Frame) -> bool + 'static
         l.delay,
     )
     .with_loss(loss)
-}
-
-fn iid(seed: u64, per_mille: u64) -> impl FnMut(Dir, u64, &Frame) -> bool {
-    move |d, i, _| {
-        let mut z = seed ^ (i << 1 | d as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        (z ^ (z >> 31)) % 1000 < per_mille
-    }
-}
-
-fn numbers(v: &[(Instant, Packet)]) -> Vec<u32> {
-    v.iter().map(|(_, p)| number_of(p)).collect()
-}
-
-fn cases(n: u32) -> ProptestConfig {
-    ProptestConfig {
-        cases: std::env::var("PROPTEST_CASES")
-            .ok()
-            .and_then(|v| v.parse::<u32>().ok())
-            .map_or(n, |c| c.min(n)),
-        ..ProptestConfig::default()
-    }
 }
 
 proptest! {
