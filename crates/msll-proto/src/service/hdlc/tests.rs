@@ -218,28 +218,30 @@ fn t1_resends_all_outstanding() {
     assert_eq!(s.poll_timeout(), None, "all acknowledged: T1 stopped");
 }
 
+/// An I frame from the peer carrying packet `ns` (N(R) 0).
+fn i_frame(ns: u8) -> Frame {
+    HdlcFrame::I {
+        ns,
+        nr: 0,
+        payload: numbered(ns as u32, 50).into_bytes(),
+    }
+    .emit()
+}
+
 /// LAPB receiver: an out-of-sequence frame is discarded with one REJ, no more REJs until the
 /// expected frame arrives; in-sequence frames are acknowledged by RR after T2 (0.3 s).
 #[test]
 fn lapb_receiver_rejects_once() {
     let mut r = Hdlc::new(HdlcConfig::seed002(HdlcMode::Lapb));
     let mut out = Outbox::default();
-    let i = |ns: u8| {
-        HdlcFrame::I {
-            ns,
-            nr: 0,
-            payload: numbered(ns as u32, 50).into_bytes(),
-        }
-        .emit()
-    };
-    r.handle_frame(ms(0), i(0), &mut out);
+    r.handle_frame(ms(0), i_frame(0), &mut out);
     assert_eq!(out.packets.len(), 1);
     assert!(
         flush(&mut r, ms(0), &mut out).is_empty(),
         "the RR waits for T2"
     );
-    r.handle_frame(ms(10), i(2), &mut out);
-    r.handle_frame(ms(20), i(3), &mut out);
+    r.handle_frame(ms(10), i_frame(2), &mut out);
+    r.handle_frame(ms(20), i_frame(3), &mut out);
     assert_eq!(
         flush(&mut r, ms(20), &mut out),
         vec![HdlcFrame::Rej { nr: 1 }],
@@ -264,15 +266,7 @@ fn mdlp_receiver_srejs_each_missing_frame() {
             ..HdlcConfig::seed002(HdlcMode::Mdlp)
         });
         let mut out = Outbox::default();
-        let i = |ns: u8| {
-            HdlcFrame::I {
-                ns,
-                nr: 0,
-                payload: numbered(ns as u32, 50).into_bytes(),
-            }
-            .emit()
-        };
-        r.handle_frame(ms(0), i(3), &mut out);
+        r.handle_frame(ms(0), i_frame(3), &mut out);
         let c = flush(&mut r, ms(0), &mut out);
         assert_eq!(
             c,
@@ -282,10 +276,10 @@ fn mdlp_receiver_srejs_each_missing_frame() {
                 HdlcFrame::Srej { seq: 2 }
             ]
         );
-        r.handle_frame(ms(10), i(4), &mut out);
+        r.handle_frame(ms(10), i_frame(4), &mut out);
         assert!(flush(&mut r, ms(10), &mut out).is_empty(), "no new gap");
         for k in [1u8, 0, 2] {
-            r.handle_frame(ms(20), i(k), &mut out);
+            r.handle_frame(ms(20), i_frame(k), &mut out);
         }
         let got: Vec<u32> = out.packets.iter().map(number_of).collect();
         match seq {
