@@ -2,7 +2,8 @@
 //!
 //! A claim names a scenario, a metric and a check over points. A point is selected by the end of
 //! its label ("L4/rlp1" matches "cellular/LAN1/L4/rlp1"); `L*` repeats the check at every error
-//! level > 0 of the scenario. Means are compared; "nearly identical" uses the +/- 1 sd bars, as the
+//! level > 0 of the scenario, `N*` at every number of flows of its `sweep.flows` axis (seed 003).
+//! Means are compared; "nearly identical" uses the +/- 1 sd bars, as the
 //! seeds' figures do.
 //!
 //! A claim is checked against the scenario catalogue when it is loaded, before anything runs: its
@@ -239,30 +240,31 @@ fn validate(claims: &[Claim], catalogue: &[Scenario]) -> Result<(), String> {
         if let Err(msg) = check_values(&c.check) {
             return fail(msg);
         }
-        let mut levels: Vec<u8> = sc
-            .points
-            .iter()
-            .map(|p| p.level)
-            .filter(|l| *l > 0)
-            .collect();
-        levels.sort_unstable();
-        levels.dedup();
+        let pts: Vec<&crate::scenario::Point> = sc.points.iter().collect();
+        let wild = wildcards(&pts);
         for (field, sel) in selectors(&c.check) {
-            // `L*` is checked as `evaluate` expands it: at every error level > 0 of the sweep.
-            let expanded: Vec<String> = if sel.contains("L*") {
-                if levels.is_empty() {
-                    return fail(format!(
-                        "{field} = \"{sel}\": scenario \"{}\" has no error level > 0 for L*",
-                        sc.name()
-                    ));
+            // `L*` and `N*` are checked as `evaluate` expands them: at every error level > 0,
+            // every number of flows of the sweep.
+            let mut expanded: Vec<String> = vec![sel.to_string()];
+            for (pat, vals) in &wild {
+                if sel.contains(pat) {
+                    if vals.is_empty() {
+                        let what = if *pat == "L*" {
+                            "error level > 0"
+                        } else {
+                            "sweep.flows axis"
+                        };
+                        return fail(format!(
+                            "{field} = \"{sel}\": scenario \"{}\" has no {what} for {pat}",
+                            sc.name()
+                        ));
+                    }
+                    expanded = expanded
+                        .iter()
+                        .flat_map(|e| vals.iter().map(move |v| e.replace(pat, v)))
+                        .collect();
                 }
-                levels
-                    .iter()
-                    .map(|l| sel.replace("L*", &format!("L{l}")))
-                    .collect()
-            } else {
-                vec![sel.to_string()]
-            };
+            }
             for s in &expanded {
                 let at = if s == sel {
                     String::new()
@@ -461,8 +463,9 @@ fn check_once(c: &Check, prs: &[PointResult], m: &str) -> Option<(bool, String)>
     })
 }
 
-fn with_level(c: &Check, lv: u8) -> Check {
-    let r = |s: &String| s.replace("L*", &format!("L{lv}"));
+/// `c` with every `pat` (`L*`, `N*`) in its selectors replaced by `by` (`L3`, `N20`).
+fn substitute(c: &Check, pat: &str, by: &str) -> Check {
+    let r = |s: &String| s.replace(pat, by);
     match c {
         Check::Below { a, value } => Check::Below {
             a: r(a),
@@ -507,8 +510,22 @@ fn with_level(c: &Check, lv: u8) -> Check {
     }
 }
 
-fn uses_all_levels(c: &Check) -> bool {
-    format!("{c:?}").contains("L*")
+fn uses(c: &Check, pat: &str) -> bool {
+    format!("{c:?}").contains(pat)
+}
+
+/// The sweep values `L*` and `N*` stand for: every error level > 0, every number of flows.
+fn wildcards(points: &[&crate::scenario::Point]) -> [(&'static str, Vec<String>); 2] {
+    let mut lv: Vec<u8> = points.iter().map(|p| p.level).filter(|l| *l > 0).collect();
+    lv.sort_unstable();
+    lv.dedup();
+    let mut nf: Vec<u32> = points.iter().filter_map(|p| p.flows).collect();
+    nf.sort_unstable();
+    nf.dedup();
+    [
+        ("L*", lv.into_iter().map(|l| format!("L{l}")).collect()),
+        ("N*", nf.into_iter().map(|n| format!("N{n}")).collect()),
+    ]
 }
 
 pub fn evaluate(claims: &[Claim], results: &Results) -> Vec<Verdict> {
@@ -522,18 +539,16 @@ pub fn evaluate(claims: &[Claim], results: &Results) -> Vec<Verdict> {
                     measured: "scenario not run".into(),
                 };
             };
-            let checks: Vec<Check> = if uses_all_levels(&c.check) {
-                let mut lv: Vec<u8> = prs
-                    .iter()
-                    .map(|p| p.point.level)
-                    .filter(|l| *l > 0)
-                    .collect();
-                lv.sort_unstable();
-                lv.dedup();
-                lv.into_iter().map(|l| with_level(&c.check, l)).collect()
-            } else {
-                vec![c.check.clone()]
-            };
+            let pts: Vec<&crate::scenario::Point> = prs.iter().map(|p| &p.point).collect();
+            let mut checks: Vec<Check> = vec![c.check.clone()];
+            for (pat, vals) in wildcards(&pts) {
+                if uses(&c.check, pat) {
+                    checks = checks
+                        .iter()
+                        .flat_map(|ch| vals.iter().map(|v| substitute(ch, pat, v)))
+                        .collect();
+                }
+            }
             let mut ok = true;
             let mut parts = Vec::new();
             for ch in &checks {
@@ -609,6 +624,77 @@ topology = ["LAN1", "WAN2"]
     }
 
     const GREATER: &str = r#"{ kind = "greater", a = "LAN1/L1/default", b = "LAN1/L1/rlp" }"#;
+
+    /// `N*` expands over the `sweep.flows` values, alone or with `L*`; a scenario without the
+    /// axis rejects it, naming the field.
+    #[test]
+    fn flows_wildcard_expands_over_the_sweep() {
+        let video = Scenario::parse(
+            "v.toml",
+            r#"
+[scenario]
+name = "v"
+replications = 1
+duration_s = 5
+[link]
+preset = "wlan11b"
+frame_payload = 1040
+[[app]]
+kind = "video"
+tcp = "ns2-2.35"
+segment_size = 1000
+rate_bps = 200000
+[sweep]
+level = [0, 1, 2]
+scheme = ["default", "snoop"]
+flows = [1, 3]
+"#,
+            Path::new("."),
+        )
+        .unwrap();
+        let mut cat = catalogue();
+        cat.push(video);
+        let text = claim(
+            "v",
+            "video.rtpi",
+            r#"{ kind = "greater", a = "L*/snoop/N*", b = "L*/default/N*" }"#,
+        );
+        let claims = parse("claims.toml", &text, &cat).unwrap();
+        let c = &claims[0];
+        let mut checks = vec![c.check.clone()];
+        let pts: Vec<&crate::scenario::Point> = cat[1].points.iter().collect();
+        for (pat, vals) in wildcards(&pts) {
+            if uses(&c.check, pat) {
+                checks = checks
+                    .iter()
+                    .flat_map(|ch| vals.iter().map(|v| substitute(ch, pat, v)))
+                    .collect();
+            }
+        }
+        let got: Vec<String> = checks
+            .iter()
+            .map(|ch| match ch {
+                Check::Greater { a, .. } => a.clone(),
+                _ => unreachable!(),
+            })
+            .collect();
+        assert_eq!(
+            got,
+            ["L1/snoop/N1", "L1/snoop/N3", "L2/snoop/N1", "L2/snoop/N3"]
+        );
+        let e = parse(
+            "claims.toml",
+            &claim(
+                "conf_two",
+                "conf.loss",
+                r#"{ kind = "greater", a = "LAN1/L1/default/N*", b = "LAN1/L1/rlp" }"#,
+            ),
+            &cat,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("has no sweep.flows axis for N*"), "{e}");
+    }
 
     #[test]
     fn good_claims_load() {

@@ -80,23 +80,45 @@ struct Fig {
 }
 
 fn build_figure(sc: &Scenario, prs: &[PointResult], f: &FigureSpec) -> Fig {
-    // One curve per (link, topology, scheme) in sweep order; x = error level.
+    // One curve per (link, topology, scheme[, TCP variant]) in sweep order; x = error level,
+    // or the number of flows when the sweep has several and a single error level (seed 003).
     let mut order: Vec<String> = Vec::new();
     let mut by: BTreeMap<String, Vec<(f64, f64, f64)>> = BTreeMap::new();
-    let mut ticks: BTreeMap<u8, String> = BTreeMap::new();
+    let mut ticks: BTreeMap<u32, String> = BTreeMap::new();
     let multi_link = prs
         .iter()
         .any(|p| p.point.link != prs[0].point.link || p.point.topology != prs[0].point.topology);
+    let flows_x = prs.iter().all(|p| p.point.level == prs[0].point.level)
+        && prs
+            .iter()
+            .any(|p| p.point.flows.is_some() && p.point.flows != prs[0].point.flows);
     for p in prs {
-        let name = if multi_link {
+        let mut name = if multi_link {
             format!("{}/{}/{}", p.point.link, p.point.topology, p.point.scheme)
         } else {
             p.point.scheme.clone()
         };
+        if let Some(v) = &p.point.variant {
+            name = format!("{name}/{v}");
+        }
+        if let (Some(n), false) = (p.point.flows, flows_x) {
+            name = format!("{name}/N{n}");
+        }
         if !order.contains(&name) {
             order.push(name.clone());
         }
-        ticks.entry(p.point.level).or_insert_with(|| level_label(p));
+        let x = if flows_x {
+            p.point.flows.unwrap_or(0)
+        } else {
+            p.point.level as u32
+        };
+        ticks.entry(x).or_insert_with(|| {
+            if flows_x {
+                x.to_string()
+            } else {
+                level_label(p)
+            }
+        });
         let (m, sd) = p.summary.get(&f.metric).map_or((f64::NAN, 0.0), |s| {
             // A NaN half-width (one replication) draws no bar.
             let bar = f.error_bars.of(s);
@@ -109,9 +131,7 @@ fn build_figure(sc: &Scenario, prs: &[PointResult], f: &FigureSpec) -> Fig {
                 },
             )
         });
-        by.entry(name)
-            .or_default()
-            .push((p.point.level as f64, m, sd));
+        by.entry(name).or_default().push((x as f64, m, sd));
     }
     let series: Vec<Series> = order
         .iter()
@@ -155,10 +175,19 @@ fn build_figure(sc: &Scenario, prs: &[PointResult], f: &FigureSpec) -> Fig {
             } else {
                 f.title.clone()
             },
-            x_label: format!(
-                "error level ({} {})",
-                prs[0].point.link, prs[0].point.topology
-            ),
+            x_label: if flows_x {
+                format!(
+                    "number of flows ({} {}, error level {})",
+                    prs[0].point.link,
+                    prs[0].point.topology,
+                    level_label(&prs[0])
+                )
+            } else {
+                format!(
+                    "error level ({} {})",
+                    prs[0].point.link, prs[0].point.topology
+                )
+            },
             y_label: if f.y_label.is_empty() {
                 f.metric.clone()
             } else {

@@ -349,6 +349,26 @@ pub struct AppSection {
     /// WWW: "ns2" (ns-2's reused, reset agents; default), "ns2-new-ports" (the same on new
     /// ports per transfer), "new" (a brand-new TCP connection per transfer).
     pub connections: Option<Connections>,
+    /// Video (seed 003): number of flows (default 1; `sweep.flows` sets it per point).
+    pub flows: Option<i64>,
+    /// Video: mean source rate of each flow, bit/s.
+    pub rate_bps: Option<f64>,
+    /// Video: frames per second (default 25).
+    pub fps: Option<f64>,
+    /// Video: GOP pattern (default "IBBPBBPBBPBB").
+    pub gop: Option<String>,
+    /// Video: relative mean sizes of I, P and B frames (default [5, 2, 1]).
+    pub size_ratio: Option<[f64; 3]>,
+    /// Video: TES innovation half-widths of the I, P, B processes (default 0.1 each).
+    pub tes_width: Option<[f64; 3]>,
+    /// Video: TES stitching parameter (default 0.5).
+    pub tes_xi: Option<f64>,
+    /// Video: flow k starts at start_s + U(0, start_spread_s) (default 1 s).
+    pub start_spread_s: Option<f64>,
+    /// Video: start of the measurement window (default 2 s).
+    pub warmup_s: Option<f64>,
+    /// Video: RTPI's inter-arrival threshold (default 0.075 s).
+    pub threshold_s: Option<f64>,
 }
 
 /// A WWW think time: seconds, or "mah" for Mah's empirical distribution.
@@ -470,6 +490,14 @@ pub struct Sweep {
     /// Multi-service axis: "scfq" and/or "fifo" (Figs 8.2/8.3).
     #[serde(default, deserialize_with = "non_empty")]
     pub scheduler: Vec<Discipline>,
+    /// Number of flows of every video app (seed 003 Figs 3-5: N = 1-40). Adds "/N<n>" to the
+    /// point labels; with one error level, figures draw it on the x axis.
+    #[serde(default, deserialize_with = "non_empty")]
+    pub flows: Vec<i64>,
+    /// TCP variant of every TCP application ("reno", "vegas"): seed 003 compares them. Adds
+    /// "/<variant>" to the point labels and to the figures' curve names.
+    #[serde(default, deserialize_with = "non_empty")]
+    pub variant: Vec<String>,
 }
 
 /// A sweep axis given as `[]`: an omitted axis takes its default (level 1, the Default scheme,
@@ -529,6 +557,12 @@ pub struct Point {
     pub topology: String,
     pub level: u8,
     pub scheme: String,
+    /// The `sweep.variant` value of this point, if the sweep has that axis.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub variant: Option<String>,
+    /// The `sweep.flows` value of this point, if the sweep has that axis.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flows: Option<u32>,
     pub config: SimConfig,
 }
 
@@ -833,6 +867,47 @@ impl Scenario {
             ));
         }
 
+        // seed 003: the TCP variant and the number of video flows.
+        for v in &raw.sweep.variant {
+            if !["reno", "vegas"].contains(&v.as_str()) {
+                return Err(err(format!(
+                    "sweep.variant = \"{v}\": unknown TCP variant (known: reno, vegas)"
+                )));
+            }
+        }
+        if !raw.sweep.variant.is_empty()
+            && !raw
+                .app
+                .iter()
+                .any(|a| ["ftp", "www", "video"].contains(&a.kind.as_str()))
+        {
+            return Err(err(
+                "sweep.variant: no TCP application (ftp, www, video) to apply it to".into(),
+            ));
+        }
+        if let Some(n) = raw.sweep.flows.iter().find(|&&n| !(1..=1000).contains(&n)) {
+            return Err(err(format!("sweep.flows = {n}: must be 1..=1000")));
+        }
+        if !raw.sweep.flows.is_empty() && !raw.app.iter().any(|a| a.kind == "video") {
+            return Err(err(
+                "sweep.flows: no video application ([[app]] kind = \"video\") to apply it to"
+                    .into(),
+            ));
+        }
+        let variant_axis: Vec<Option<String>> = if raw.sweep.variant.is_empty() {
+            vec![None]
+        } else {
+            raw.sweep.variant.iter().cloned().map(Some).collect()
+        };
+        let flows_axis: Vec<Option<i64>> = if raw.sweep.flows.is_empty() {
+            vec![None]
+        } else {
+            raw.sweep.flows.iter().copied().map(Some).collect()
+        };
+        let axes: Vec<(Option<String>, Option<i64>)> = variant_axis
+            .iter()
+            .flat_map(|v| flows_axis.iter().map(move |n| (v.clone(), *n)))
+            .collect();
         let mut points = Vec::new();
         for l in &links {
             let preset = presets::wireless(l).expect("checked");
@@ -877,45 +952,67 @@ impl Scenario {
                         if let Some(d) = raw.topology.wired_delay_s {
                             wired.delay_s = d;
                         }
-                        let apps = raw
-                            .app
-                            .iter()
-                            .enumerate()
-                            .map(|(i, a)| app_spec(i, a, &preset, &wireless))
-                            .collect::<Result<Vec<_>, String>>()
-                            .map_err(err)?;
-                        let ends = apps.iter().any(AppSpec::ends_run);
-                        let config = SimConfig {
-                            topology: topo,
-                            wired,
-                            wireless,
-                            scheme: s.clone(),
-                            queue_limit: raw.sim.queue_limit as usize,
-                            pacing: raw.sim.pacing,
-                            apps,
-                            duration_s: m.duration_s.unwrap_or(if ends {
-                                // a file transfer ends the run; this is only a safety cap
-                                1.0e6
-                            } else {
-                                preset.run_s
-                            }),
-                            drain_s: m.drain_s,
-                            seed: m.seed,
-                            replication: 0,
-                            traffic_streams: raw.sim.traffic_streams,
-                            msll: msll.clone(),
-                            ip_queues: raw.sim.ip_queues,
-                        };
-                        check_point(&raw, &config).map_err(err)?;
-                        let scheme = msll.as_ref().map_or_else(|| s.label(), MsllConfig::label);
-                        points.push(Point {
-                            label: format!("{l}/{}/L{lv}/{scheme}", topo.name()),
-                            link: l.clone(),
-                            topology: topo.name().into(),
-                            level: lv as u8,
-                            scheme,
-                            config,
-                        });
+                        for (tv, nf) in &axes {
+                            let apps = raw
+                                .app
+                                .iter()
+                                .enumerate()
+                                .map(|(i, a)| {
+                                    let mut a = a.clone();
+                                    if let Some(v) = tv {
+                                        if ["ftp", "www", "video"].contains(&a.kind.as_str()) {
+                                            a.variant = Some(v.clone());
+                                        }
+                                    }
+                                    if let (Some(n), "video") = (nf, a.kind.as_str()) {
+                                        a.flows = Some(*n);
+                                    }
+                                    app_spec(i, &a, &preset, &wireless)
+                                })
+                                .collect::<Result<Vec<_>, String>>()
+                                .map_err(err)?;
+                            let ends = apps.iter().any(AppSpec::ends_run);
+                            let config = SimConfig {
+                                topology: topo,
+                                wired: wired.clone(),
+                                wireless: wireless.clone(),
+                                scheme: s.clone(),
+                                queue_limit: raw.sim.queue_limit as usize,
+                                pacing: raw.sim.pacing,
+                                apps,
+                                duration_s: m.duration_s.unwrap_or(if ends {
+                                    // a file transfer ends the run; this is only a safety cap
+                                    1.0e6
+                                } else {
+                                    preset.run_s
+                                }),
+                                drain_s: m.drain_s,
+                                seed: m.seed,
+                                replication: 0,
+                                traffic_streams: raw.sim.traffic_streams,
+                                msll: msll.clone(),
+                                ip_queues: raw.sim.ip_queues,
+                            };
+                            check_point(&raw, &config).map_err(err)?;
+                            let scheme = msll.as_ref().map_or_else(|| s.label(), MsllConfig::label);
+                            let mut label = format!("{l}/{}/L{lv}/{scheme}", topo.name());
+                            if let Some(v) = tv {
+                                label = format!("{label}/{v}");
+                            }
+                            if let Some(n) = nf {
+                                label = format!("{label}/N{n}");
+                            }
+                            points.push(Point {
+                                label,
+                                link: l.clone(),
+                                topology: topo.name().into(),
+                                level: lv as u8,
+                                scheme,
+                                variant: tv.clone(),
+                                flows: nf.map(|n| n as u32),
+                                config,
+                            });
+                        }
                     }
                 }
             }
@@ -1005,7 +1102,7 @@ fn app_spec(
         }
     };
     // A field of another application kind is a mistake, not something to ignore silently.
-    let given: [(&str, bool); 18] = [
+    let given: [(&str, bool); 28] = [
         ("variant", a.variant.is_some()),
         ("vegas_alpha", a.vegas_alpha.is_some()),
         ("vegas_beta", a.vegas_beta.is_some()),
@@ -1023,6 +1120,16 @@ fn app_spec(
         ("think_time", a.think_time.is_some()),
         ("max_connections", a.max_connections.is_some()),
         ("connections", a.connections.is_some()),
+        ("flows", a.flows.is_some()),
+        ("rate_bps", a.rate_bps.is_some()),
+        ("fps", a.fps.is_some()),
+        ("gop", a.gop.is_some()),
+        ("size_ratio", a.size_ratio.is_some()),
+        ("tes_width", a.tes_width.is_some()),
+        ("tes_xi", a.tes_xi.is_some()),
+        ("start_spread_s", a.start_spread_s.is_some()),
+        ("warmup_s", a.warmup_s.is_some()),
+        ("threshold_s", a.threshold_s.is_some()),
         ("start_s", false),
     ];
     const TCP: [&str; 9] = [
@@ -1036,6 +1143,18 @@ fn app_spec(
         "vegas_beta",
         "vegas_gamma",
     ];
+    const VIDEO: [&str; 10] = [
+        "flows",
+        "rate_bps",
+        "fps",
+        "gop",
+        "size_ratio",
+        "tes_width",
+        "tes_xi",
+        "start_spread_s",
+        "warmup_s",
+        "threshold_s",
+    ];
     let applies = |f: &str| match a.kind.as_str() {
         "conference" => [
             "peak_rate_bps",
@@ -1046,6 +1165,7 @@ fn app_spec(
         .contains(&f),
         "ftp" => f == "bytes" || TCP.contains(&f),
         "www" => ["think_time", "max_connections", "connections"].contains(&f) || TCP.contains(&f),
+        "video" => VIDEO.contains(&f) || TCP.contains(&f),
         _ => true,
     };
     if let Some((f, _)) = given.iter().find(|(f, set)| *set && !applies(f)) {
@@ -1102,8 +1222,62 @@ fn app_spec(
             })
         }
         "www" => www_spec(i, a, link),
+        "video" => {
+            let tcp = tcp_spec(i, a, link)?;
+            let flows = pos("flows", a.flows, 1)?;
+            let Some(rate) = a.rate_bps else {
+                return Err(format!(
+                    "app[{i}].rate_bps: missing (each video flow's mean source rate, bit/s)"
+                ));
+            };
+            if !(rate.is_finite() && rate > 0.0 && rate <= 1e11) {
+                return Err(format!(
+                    "app[{i}].rate_bps = {rate}: must be a positive bit rate of at most 1e11"
+                ));
+            }
+            let fps = a.fps.unwrap_or(25.0);
+            if !(fps.is_finite() && fps > 0.0 && fps <= 1000.0) {
+                return Err(format!("app[{i}].fps = {fps}: must be in (0, 1000]"));
+            }
+            let gop = a.gop.clone().unwrap_or_else(|| "IBBPBBPBBPBB".into());
+            msll_sim::app::video::parse_gop(&gop)
+                .map_err(|e| format!("app[{i}].gop = \"{gop}\": {e}"))?;
+            let size_ratio = a.size_ratio.unwrap_or([5.0, 2.0, 1.0]);
+            if let Some(r) = size_ratio.iter().find(|r| !(r.is_finite() && **r > 0.0)) {
+                return Err(format!(
+                    "app[{i}].size_ratio = {size_ratio:?}: {r} must be positive"
+                ));
+            }
+            let tes_width = a.tes_width.unwrap_or([0.1; 3]);
+            if let Some(w) = tes_width
+                .iter()
+                .find(|w| !(w.is_finite() && **w > 0.0 && **w <= 0.5))
+            {
+                return Err(format!(
+                    "app[{i}].tes_width = {tes_width:?}: {w} must be in (0, 0.5]"
+                ));
+            }
+            let tes_xi = a.tes_xi.unwrap_or(0.5);
+            if !(tes_xi.is_finite() && (0.0..=1.0).contains(&tes_xi)) {
+                return Err(format!("app[{i}].tes_xi = {tes_xi}: must be in [0, 1]"));
+            }
+            Ok(AppSpec::Video {
+                tcp,
+                flows: flows.min(u32::MAX as i64) as u32,
+                rate_bps: rate,
+                fps,
+                gop,
+                size_ratio,
+                tes_width,
+                tes_xi,
+                start_s: nonneg("start_s", a.start_s, 0.0)?,
+                start_spread_s: nonneg("start_spread_s", a.start_spread_s, 1.0)?,
+                warmup_s: nonneg("warmup_s", a.warmup_s, 2.0)?,
+                threshold_s: nonneg("threshold_s", a.threshold_s, 0.075)?,
+            })
+        }
         other => Err(format!(
-            "app[{i}].kind = \"{other}\": unknown application (known: conference, ftp, www)"
+            "app[{i}].kind = \"{other}\": unknown application (known: conference, ftp, www, video)"
         )),
     }
 }
@@ -1297,6 +1471,23 @@ fn check_point(raw: &ScenarioFile, c: &SimConfig) -> Result<(), String> {
         }
         let start_s = match a {
             AppSpec::Ftp { start_s, .. } | AppSpec::Www { start_s, .. } => *start_s,
+            AppSpec::Video {
+                start_s,
+                warmup_s,
+                flows,
+                ..
+            } => {
+                if *flows > 1000 {
+                    return Err(format!("app[{i}].flows = {flows}: must be 1..=1000"));
+                }
+                if *warmup_s >= c.duration_s {
+                    return Err(format!(
+                        "app[{i}].warmup_s = {warmup_s:?}: not before the end of the run ({:?} s)",
+                        c.duration_s
+                    ));
+                }
+                *start_s
+            }
             AppSpec::Conference {
                 start_s,
                 peak_rate_bps,

@@ -495,3 +495,94 @@ fn tcp_variant_fields_are_checked() {
     .unwrap_err();
     assert!(e.contains("app[0].variant: does not apply"), "{e}");
 }
+
+/// Seed 003's video app and the `sweep.flows` / `sweep.variant` axes: labels, per-point
+/// configurations, and the errors a scenario can make with them.
+#[test]
+fn video_flows_and_variant_axes() {
+    let text = |app: &str, sweep: &str| {
+        format!(
+            "[scenario]\nname = \"v\"\nduration_s = 10\n[link]\npreset = \"wlan11b\"\nframe_payload = 1040\n[[app]]\nkind = \"video\"\ntcp = \"ns2-2.35\"\nsegment_size = 1000\n{app}\n[sweep]\nscheme = [\"default\", \"snoop\"]\n{sweep}\n"
+        )
+    };
+    let s = parse(&text(
+        "rate_bps = 256000",
+        "variant = [\"reno\", \"vegas\"]\nflows = [1, 20]",
+    ))
+    .unwrap();
+    let labels: Vec<&str> = s.points.iter().map(|p| p.label.as_str()).collect();
+    assert_eq!(labels.len(), 8);
+    assert_eq!(labels[0], "wlan11b/LAN1/L1/default/reno/N1");
+    assert_eq!(labels[3], "wlan11b/LAN1/L1/default/vegas/N20");
+    assert_eq!(labels[7], "wlan11b/LAN1/L1/snoop/vegas/N20");
+    let p = &s.points[3];
+    assert_eq!((p.variant.as_deref(), p.flows), (Some("vegas"), Some(20)));
+    match &p.config.apps[0] {
+        msll_sim::config::AppSpec::Video {
+            flows,
+            rate_bps,
+            tcp,
+            warmup_s,
+            threshold_s,
+            gop,
+            ..
+        } => {
+            assert_eq!((*flows, *rate_bps), (20, 256_000.0));
+            assert!(matches!(
+                tcp.variant,
+                msll_sim::tcp::TcpVariant::Vegas { .. }
+            ));
+            assert_eq!((*warmup_s, *threshold_s), (2.0, 0.075));
+            assert_eq!(gop, "IBBPBBPBBPBB");
+        }
+        other => panic!("not a video app: {other:?}"),
+    }
+    for (app, sweep, want) in [
+        ("", "", "app[0].rate_bps: missing"),
+        (
+            "rate_bps = 0",
+            "",
+            "app[0].rate_bps = 0: must be a positive bit rate",
+        ),
+        (
+            "rate_bps = 1e5\ngop = \"IBX\"",
+            "",
+            "app[0].gop = \"IBX\": 'X' is not a frame type",
+        ),
+        (
+            "rate_bps = 1e5\ntes_width = [0.1, 0.9, 0.1]",
+            "",
+            "app[0].tes_width = [0.1, 0.9, 0.1]: 0.9 must be in (0, 0.5]",
+        ),
+        (
+            "rate_bps = 1e5\nwarmup_s = 10",
+            "",
+            "app[0].warmup_s = 10.0: not before the end of the run",
+        ),
+        (
+            "rate_bps = 1e5\nbytes = 5",
+            "",
+            "app[0].bytes: does not apply to kind = \"video\"",
+        ),
+        (
+            "rate_bps = 1e5",
+            "flows = [0]",
+            "sweep.flows = 0: must be 1..=1000",
+        ),
+        (
+            "rate_bps = 1e5",
+            "variant = [\"cubic\"]",
+            "sweep.variant = \"cubic\": unknown TCP variant",
+        ),
+        ("rate_bps = 1e5", "flows = []", "an empty sweep axis"),
+    ] {
+        let e = parse(&text(app, sweep)).expect_err(want);
+        assert!(e.contains(want), "{e}\n  wanted: {want}");
+    }
+    // The axes need an application to act on.
+    let ftp = "[scenario]\nname = \"f\"\n[link]\npreset = \"wlan\"\n[[app]]\nkind = \"conference\"\n[sweep]\n";
+    let e = parse(&format!("{ftp}flows = [2]")).unwrap_err();
+    assert!(e.contains("sweep.flows: no video application"), "{e}");
+    let e = parse(&format!("{ftp}variant = [\"vegas\"]")).unwrap_err();
+    assert!(e.contains("sweep.variant: no TCP application"), "{e}");
+}

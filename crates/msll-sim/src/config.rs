@@ -61,6 +61,63 @@ pub enum AppSpec {
         #[serde(default)]
         start_s: f64,
     },
+    /// Real-time video over TCP (seed 003 sec. 4, `app::video`): `flows` MPEG-4-like flows,
+    /// each a TES frame source writing into an unbounded TCP send buffer, from the first node
+    /// to the last. Sources run until `duration_s`; metrics count `[warmup_s, duration_s)`.
+    Video {
+        tcp: TcpConfig,
+        flows: u32,
+        /// Mean source rate of each flow, bit/s.
+        rate_bps: f64,
+        #[serde(default = "fps25")]
+        fps: f64,
+        #[serde(default = "gop12")]
+        gop: String,
+        /// Relative mean sizes of I, P and B frames.
+        #[serde(default = "ipb")]
+        size_ratio: [f64; 3],
+        /// TES innovation half-widths of the I, P and B processes.
+        #[serde(default = "tes_w")]
+        tes_width: [f64; 3],
+        #[serde(default = "half")]
+        tes_xi: f64,
+        #[serde(default)]
+        start_s: f64,
+        /// Flow k starts at `start_s + U(0, start_spread_s)` (seed003.md sec. 8 item 9).
+        #[serde(default = "one_s")]
+        start_spread_s: f64,
+        /// Start of the measurement window (seed 003: results after 2 s).
+        #[serde(default = "two_s")]
+        warmup_s: f64,
+        /// RTPI's inter-arrival threshold (seed 003: 75 ms).
+        #[serde(default = "ms75")]
+        threshold_s: f64,
+    },
+}
+
+fn fps25() -> f64 {
+    25.0
+}
+fn gop12() -> String {
+    "IBBPBBPBBPBB".into()
+}
+fn ipb() -> [f64; 3] {
+    [5.0, 2.0, 1.0]
+}
+fn tes_w() -> [f64; 3] {
+    [0.1; 3]
+}
+fn half() -> f64 {
+    0.5
+}
+fn one_s() -> f64 {
+    1.0
+}
+fn two_s() -> f64 {
+    2.0
+}
+fn ms75() -> f64 {
+    0.075
 }
 
 fn four() -> u32 {

@@ -25,6 +25,7 @@ use msll_proto::{
 };
 
 use crate::app::conference::{Addressing, OnOffSource, UdpSink, CONF_MIN_PACKET};
+use crate::app::video::{VideoApp, VideoParams};
 use crate::app::www::{Side, ThinkTime, WwwAddressing, WwwApp, WwwParams};
 use crate::config::{AppSpec, IpQueues, SimConfig, TrafficStreams};
 use crate::error_model::{ErrorModel, SpecError};
@@ -183,7 +184,19 @@ enum Agent {
     TcpSink(Box<TcpSink>),
     /// A WWW session spanning its client and server nodes (`app::www`).
     Www(Box<WwwAgent>),
+    /// Video flows spanning their server and client nodes (`app::video`).
+    Video(Box<VideoAgent>),
 }
+
+struct VideoAgent {
+    app: VideoApp,
+    client: NodeId,
+    server: NodeId,
+}
+
+/// Ports of the video apps: the k-th app's flows use `VIDEO_PORT_BASE + k * 1000 + flow`.
+const VIDEO_PORT_BASE: u16 = 8000;
+const VIDEO_PORT_SPAN: u16 = 1000;
 
 struct WwwAgent {
     app: WwwApp,
@@ -689,6 +702,125 @@ impl Simulation {
                         None,
                     );
                 }
+                AppSpec::Video {
+                    ref tcp,
+                    flows,
+                    rate_bps,
+                    fps,
+                    ref gop,
+                    size_ratio,
+                    tes_width,
+                    tes_xi,
+                    start_s,
+                    start_spread_s,
+                    warmup_s,
+                    threshold_s,
+                } => {
+                    let field = |f: &str| format!("apps[{ai}].{f}");
+                    let k = cfg.apps[..ai]
+                        .iter()
+                        .filter(|a| matches!(a, AppSpec::Video { .. }))
+                        .count();
+                    let base = VIDEO_PORT_BASE as usize + k * VIDEO_PORT_SPAN as usize;
+                    if base + VIDEO_PORT_SPAN as usize > WWW_PORT_BASE as usize {
+                        return Err(SpecError {
+                            field: field("kind"),
+                            value: "video".into(),
+                            reason: "at most 8 video applications per run".into(),
+                        });
+                    }
+                    if flows as usize > VIDEO_PORT_SPAN as usize {
+                        return Err(SpecError {
+                            field: field("flows"),
+                            value: flows.to_string(),
+                            reason: format!(
+                                "at most {VIDEO_PORT_SPAN} flows per video application"
+                            ),
+                        });
+                    }
+                    for (name, v) in [
+                        ("start_s", start_s),
+                        ("start_spread_s", start_spread_s),
+                        ("warmup_s", warmup_s),
+                        ("threshold_s", threshold_s),
+                    ] {
+                        if !(v.is_finite() && (0.0..=3.2e7).contains(&v)) {
+                            return Err(SpecError {
+                                field: field(name),
+                                value: v.to_string(),
+                                reason: "must be 0..=3.2e7 seconds".into(),
+                            });
+                        }
+                    }
+                    let gop = crate::app::video::parse_gop(gop).map_err(|reason| SpecError {
+                        field: field("gop"),
+                        value: gop.clone(),
+                        reason,
+                    })?;
+                    let params = VideoParams {
+                        tcp: tcp.clone(),
+                        flows,
+                        rate_bps,
+                        fps,
+                        gop,
+                        size_ratio,
+                        tes_width,
+                        tes_xi,
+                        start: Instant::from_secs_f64(start_s),
+                        start_spread: Duration::from_secs_f64(start_spread_s),
+                        warmup: Instant::from_secs_f64(warmup_s),
+                        stop,
+                        threshold: Duration::from_secs_f64(threshold_s),
+                    };
+                    params.validate().map_err(|reason| {
+                        let (f, v) = reason.split_once(" = ").map_or_else(
+                            || {
+                                (
+                                    reason.split(':').next().unwrap_or("").to_string(),
+                                    String::new(),
+                                )
+                            },
+                            |(f, v)| (f.to_string(), v.split(':').next().unwrap_or("").to_string()),
+                        );
+                        SpecError {
+                            field: field(&f),
+                            value: v,
+                            reason,
+                        }
+                    })?;
+                    let mode = cfg.traffic_streams;
+                    let app = VideoApp::new(
+                        params,
+                        sim.nodes[src].addr,
+                        sim.nodes[dst].addr,
+                        base as u16,
+                        |k| {
+                            let name = format!("{tname}/flow{k}");
+                            match mode {
+                                TrafficStreams::Fixed => streams.fixed(&name),
+                                TrafficStreams::PerReplication => streams.per_replication(&name),
+                            }
+                        },
+                    )
+                    .map_err(|e| SpecError {
+                        field: field("tcp"),
+                        value: format!("segment_size {}", tcp.segment_size),
+                        reason: e.to_string(),
+                    })?;
+                    let a = sim.agents.len();
+                    for node in [dst, src] {
+                        sim.port_ranges.push((node, base as u16, flows as u16, a));
+                    }
+                    sim.add_agent(
+                        src,
+                        Agent::Video(Box::new(VideoAgent {
+                            app,
+                            client: dst,
+                            server: src,
+                        })),
+                        None,
+                    );
+                }
             }
         }
         Ok(sim)
@@ -906,7 +1038,7 @@ impl Simulation {
                     .iter()
                     .find(|&&(n, lo, span, _)| n == node && port.wrapping_sub(lo) < span)
                 {
-                    self.www_packet(a, node, pkt);
+                    self.ranged_packet(a, node, port, pkt);
                     return;
                 }
             }
@@ -1260,8 +1392,8 @@ impl Simulation {
                     self.route(node, ack);
                 }
             }
-            // WWW packets are dispatched by port range (`www_packet`).
-            Agent::Www(_) => {}
+            // WWW and video packets are dispatched by port range (`ranged_packet`).
+            Agent::Www(_) | Agent::Video(_) => {}
         }
         if let Some(d) = sent {
             self.route_batch(self.agents[a].node, d);
@@ -1269,17 +1401,29 @@ impl Simulation {
         self.schedule_agent(a);
     }
 
-    /// A packet for a WWW app's port range arrived at `node` (its client or server side).
-    fn www_packet(&mut self, a: AgentId, node: NodeId, pkt: Packet) {
+    /// A packet for a WWW or video app's port range arrived at `node` (its client or server
+    /// side).
+    fn ranged_packet(&mut self, a: AgentId, node: NodeId, port: u16, pkt: Packet) {
         let now = self.now;
         let mut out = self.spare_www.pop().unwrap_or_default();
-        if let Agent::Www(w) = &mut self.agents[a].agent {
-            let side = if node == w.client {
-                Side::Client
-            } else {
-                Side::Server
-            };
-            w.app.handle_packet(now, side, &pkt, &mut out);
+        match &mut self.agents[a].agent {
+            Agent::Www(w) => {
+                let side = if node == w.client {
+                    Side::Client
+                } else {
+                    Side::Server
+                };
+                w.app.handle_packet(now, side, &pkt, &mut out);
+            }
+            Agent::Video(v) => {
+                let side = if node == v.client {
+                    Side::Client
+                } else {
+                    Side::Server
+                };
+                v.app.handle_packet(now, side, port, &pkt, &mut out);
+            }
+            _ => {}
         }
         self.www_flush(a, out);
     }
@@ -1288,7 +1432,8 @@ impl Simulation {
     fn www_flush(&mut self, a: AgentId, mut out: Vec<(Side, Packet)>) {
         let (client, server) = match &self.agents[a].agent {
             Agent::Www(w) => (w.client, w.server),
-            _ => unreachable!("www_flush on a non-WWW agent"),
+            Agent::Video(v) => (v.client, v.server),
+            _ => unreachable!("www_flush on an agent without sides"),
         };
         msll_proto::take_each(&mut out, |(side, p)| {
             let node = if side == Side::Client { client } else { server };
@@ -1300,11 +1445,20 @@ impl Simulation {
 
     fn agent_timeout(&mut self, a: AgentId) {
         let now = self.now;
-        if let Agent::Www(w) = &mut self.agents[a].agent {
-            let mut out = self.spare_www.pop().unwrap_or_default();
-            w.app.handle_timeout(now, &mut out);
-            self.www_flush(a, out);
-            return;
+        match &mut self.agents[a].agent {
+            Agent::Www(w) => {
+                let mut out = self.spare_www.pop().unwrap_or_default();
+                w.app.handle_timeout(now, &mut out);
+                self.www_flush(a, out);
+                return;
+            }
+            Agent::Video(v) => {
+                let mut out = self.spare_www.pop().unwrap_or_default();
+                v.app.handle_timeout(now, &mut out);
+                self.www_flush(a, out);
+                return;
+            }
+            _ => {}
         }
         let mut out = self.spare.pop().unwrap_or_default();
         match &mut self.agents[a].agent {
@@ -1321,7 +1475,7 @@ impl Simulation {
                     out.push(ack);
                 }
             }
-            Agent::Www(_) => {}
+            Agent::Www(_) | Agent::Video(_) => {}
         }
         self.flush_agent(a, out);
     }
@@ -1358,6 +1512,7 @@ impl Simulation {
             Agent::TcpSrc(s) => s.poll_timeout(),
             Agent::TcpSink(s) => s.poll_timeout(),
             Agent::Www(w) => w.app.poll_timeout(),
+            Agent::Video(v) => v.app.poll_timeout(),
         };
         if let Some(t) = t {
             let t = t.max(now);
@@ -1422,6 +1577,70 @@ impl Simulation {
 
     /// WWW metrics (seed004-ch4 4): reply bytes of completed transactions over the time from
     /// the first transaction's start to the end of the last completed one.
+    /// Seed 003 sec. 4's metrics of each video app over its window (`app::video`).
+    fn video_metrics(&self, r: &mut RunResult) {
+        let apps = self.agents.iter().filter_map(|a| match &a.agent {
+            Agent::Video(v) => Some(&v.app),
+            _ => None,
+        });
+        for (k, app) in apps.enumerate() {
+            let p = metric_prefix("video", k);
+            let par = app.params();
+            let window = par.stop.saturating_since(par.warmup).as_secs_f64();
+            let mut goodputs = Vec::new();
+            let (mut rtpi, mut delayed, mut lost) = (0.0, 0.0, 0.0);
+            let (mut rtx, mut tmo, mut sent, mut segs) = (0u64, 0u64, 0u64, 0u64);
+            let mut measured = 0usize;
+            for (st, src, _) in app.flows() {
+                goodputs.push(if window > 0.0 {
+                    st.window_bytes as f64 * 8.0 / window
+                } else {
+                    0.0
+                });
+                if st.sent > 0 {
+                    let n = st.sent as f64;
+                    rtpi += st.timely as f64 / n;
+                    delayed += st.delayed as f64 / n;
+                    lost += (st.sent - st.timely - st.delayed) as f64 / n;
+                    measured += 1;
+                }
+                rtx += src.stats().retransmissions;
+                tmo += src.stats().timeouts;
+                segs += src.stats().segments_sent;
+                sent += st.sent;
+            }
+            let flows = goodputs.len() as f64;
+            let mean = |x: f64| {
+                if measured > 0 {
+                    x / measured as f64
+                } else {
+                    f64::NAN
+                }
+            };
+            r.set(&format!("{p}.flows"), flows);
+            r.set(&format!("{p}.goodput_bps"), goodputs.iter().sum());
+            r.set(&format!("{p}.fairness"), crate::app::video::jain(&goodputs));
+            r.set(&format!("{p}.rtpi"), mean(rtpi));
+            r.set(&format!("{p}.delayed_rate"), mean(delayed));
+            r.set(&format!("{p}.loss_rate"), mean(lost));
+            r.set(&format!("{p}.sent"), sent as f64);
+            r.set(&format!("{p}.segments"), segs as f64);
+            r.set(&format!("{p}.rtx_per_flow"), rtx as f64 / flows);
+            r.set(&format!("{p}.timeouts_per_flow"), tmo as f64 / flows);
+            r.set(
+                &format!("{p}.rtx_rate"),
+                if sent > 0 {
+                    rtx as f64 / sent as f64
+                } else {
+                    f64::NAN
+                },
+            );
+            // Snoop's (or any scheme's) local retransmissions, shared out over the flows.
+            let local = self.scheme_stats().retransmissions as f64;
+            r.set(&format!("{p}.local_rtx_per_flow"), local / flows);
+        }
+    }
+
     fn www_metrics(&self, r: &mut RunResult) {
         let apps = self.agents.iter().filter_map(|a| match &a.agent {
             Agent::Www(w) => Some(&w.app),
@@ -1711,6 +1930,7 @@ impl Simulation {
             r.set(&format!("{p}.tfrc_ratio"), measured / tfrc);
         }
         self.www_metrics(&mut r);
+        self.video_metrics(&mut r);
         let wl = self.wireless_counters();
         let (frames, lost, qd): (u64, u64, u64) = wl.iter().fold((0, 0, 0), |(a, b, c), x| {
             (a + x.frames, b + x.lost, c + x.queue_drops)

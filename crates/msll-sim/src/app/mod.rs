@@ -4,6 +4,7 @@
 
 pub mod conference;
 pub mod http_dist;
+pub mod video;
 pub mod www;
 
 pub use conference::{OnOffSource, UdpSink};

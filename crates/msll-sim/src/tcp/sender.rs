@@ -772,6 +772,14 @@ impl TcpSender {
     #[cold]
     #[inline(never)]
     fn vegas_output(&mut self, now: Instant, seq: i64) {
+        // ns-2's Vegas retransmits `last_ack_ + 1` on a duplicate ACK whose fine-grained timeout
+        // has passed, even when the application has not supplied that packet yet (an app-limited
+        // source: seed 003's video; a duplicated segment is enough to trigger it). Sending data
+        // that does not exist would deliver it; msll sends nothing instead. A bulk transfer never
+        // gets here (its `curseq` is ahead of every packet it sends).
+        if seq >= self.curseq {
+            return;
+        }
         let len = self.cfg.segment_size;
         let advertised = (self.cfg.window as u64 * self.cfg.segment_size as u64).min(0xffff) as u16;
         let pkt = build_segment(

@@ -1,0 +1,164 @@
+//! Seed 003's video flows through the whole simulator (`app::video`, docs/seed003.md): N TES
+//! sources over ns-2.35 TCP through the 5 Mbit/s link, and the sec. 4 metrics.
+
+use msll_proto::SchemeConfig;
+use msll_sim::error_model::ErrorSpec;
+use msll_sim::presets::Topology;
+use msll_sim::tcp::{TcpConfig, TcpVariant};
+use msll_sim::{AppSpec, RunResult, SimConfig, Simulation};
+
+mod common;
+use common::runs;
+
+fn video(flows: u32, rate_bps: f64, per: f64, variant: TcpVariant) -> SimConfig {
+    let mut c = SimConfig {
+        apps: vec![AppSpec::Video {
+            tcp: TcpConfig {
+                window: 64,
+                variant,
+                ..TcpConfig::ns2_2_35(1000)
+            },
+            flows,
+            rate_bps,
+            fps: 25.0,
+            gop: "IBBPBBPBBPBB".into(),
+            size_ratio: [5.0, 2.0, 1.0],
+            tes_width: [0.1; 3],
+            tes_xi: 0.5,
+            start_s: 0.0,
+            start_spread_s: 1.0,
+            warmup_s: 2.0,
+            threshold_s: 0.075,
+        }],
+        duration_s: 60.0,
+        drain_s: 0.0,
+        queue_limit: 30,
+        traffic_streams: msll_sim::TrafficStreams::PerReplication,
+        ..SimConfig::for_link("wlan11b", Topology::Lan1, 0).unwrap()
+    };
+    c.wireless.delay_s = 0.02;
+    c.wireless.frame_payload = 1040;
+    if per > 0.0 {
+        c.wireless.error = ErrorSpec::Bernoulli { p: per };
+    }
+    c
+}
+
+fn get(r: &RunResult, k: &str) -> f64 {
+    r.get(k).unwrap_or_else(|| panic!("no metric {k}"))
+}
+
+/// An idle, error-free link: every flow's packets arrive, goodput is the sources' rate, the
+/// shares are fair, and RTPI + delayed + lost = 1 exactly (the denominators are packets sent).
+#[test]
+fn light_load_delivers_the_source_rate() {
+    let r = &runs(&video(4, 500_000.0, 0.0, TcpVariant::Reno), 1)[0];
+    assert_eq!(get(r, "video.flows"), 4.0);
+    let g = get(r, "video.goodput_bps");
+    assert!((g / 2.0e6 - 1.0).abs() < 0.05, "goodput {g}");
+    assert!(get(r, "video.fairness") > 0.99);
+    assert!(
+        get(r, "video.loss_rate") < 0.01,
+        "only the last RTT's packets are in flight"
+    );
+    let sum = get(r, "video.rtpi") + get(r, "video.delayed_rate") + get(r, "video.loss_rate");
+    assert!((sum - 1.0).abs() < 1e-12, "{sum}");
+    assert_eq!(get(r, "video.rtx_per_flow"), 0.0);
+    assert_eq!(get(r, "video.local_rtx_per_flow"), 0.0);
+    // 25 frames/s from ~2 s to 60 s, each packet generated in the window counted once.
+    let sent = get(r, "video.sent");
+    assert!(
+        (sent - 4.0 * 58.0 * 500_000.0 / 8000.0).abs() / sent < 0.05,
+        "{sent}"
+    );
+}
+
+/// Overload: 10 flows offering 10 Mbit/s to a 5 Mbit/s link. The link saturates (goodput near
+/// its 4.8 Mbit/s of payload), the send buffers grow, and about half of what the sources
+/// generate is never delivered; RTPI falls accordingly.
+#[test]
+fn overload_saturates_the_link_and_backs_up_the_sources() {
+    let r = &runs(&video(10, 1_000_000.0, 0.0, TcpVariant::Reno), 1)[0];
+    let g = get(r, "video.goodput_bps");
+    let payload_cap = 5e6 * 1000.0 / 1040.0;
+    assert!(g < payload_cap && g > 0.95 * payload_cap, "goodput {g}");
+    let lost = get(r, "video.loss_rate");
+    assert!((0.4..0.6).contains(&lost), "undelivered {lost}");
+    assert!(get(r, "video.rtpi") < 0.6);
+    assert!(get(r, "ip.queue_drops") > 0.0);
+}
+
+/// Losses: TCP retransmits about PER of its packets end to end without Snoop, and Snoop at the
+/// base station takes over nearly all of them on a lightly loaded link.
+#[test]
+fn snoop_takes_over_wireless_recovery() {
+    let base = video(2, 500_000.0, 0.02, TcpVariant::Reno);
+    let plain = &runs(&base, 3);
+    let snoop = &runs(
+        &SimConfig {
+            scheme: SchemeConfig::from_name("snoop").unwrap(),
+            ..base
+        },
+        3,
+    );
+    let m = |rs: &[RunResult], k: &str| rs.iter().map(|r| get(r, k)).sum::<f64>() / 3.0;
+    let e2e = m(plain, "video.rtx_rate");
+    assert!((0.015..0.05).contains(&e2e), "plain rtx rate {e2e}");
+    assert!(m(snoop, "video.rtx_rate") < 0.2 * e2e);
+    assert!(m(snoop, "video.local_rtx_per_flow") > 0.5 * m(plain, "video.rtx_per_flow"));
+}
+
+/// Vegas with an application-limited source: ns-2's Vegas would retransmit a packet the
+/// application never supplied on a late duplicate ACK; msll sends nothing, so every packet the
+/// sink delivers was generated (the app asserts it) at every load and loss rate tried.
+#[test]
+fn vegas_never_sends_data_the_source_did_not_write() {
+    for (flows, rate, per) in [
+        (1, 128_000.0, 0.01),
+        (4, 128_000.0, 0.05),
+        (10, 256_000.0, 0.03),
+    ] {
+        let c = video(
+            flows,
+            rate,
+            per,
+            TcpVariant::Vegas {
+                alpha: 1,
+                beta: 3,
+                gamma: 1,
+            },
+        );
+        for r in runs(&c, 2) {
+            assert!(get(&r, "video.rtpi") > 0.0);
+        }
+    }
+}
+
+/// Bad parameters are errors naming the field, not panics.
+#[test]
+fn bad_video_parameters_name_the_field() {
+    let mut c = video(2, 500_000.0, 0.0, TcpVariant::Reno);
+    if let AppSpec::Video { gop, .. } = &mut c.apps[0] {
+        *gop = "IBQ".into();
+    }
+    let e = Simulation::new(&c, std::path::Path::new("."))
+        .err()
+        .unwrap();
+    assert_eq!(e.field, "apps[0].gop");
+    let mut c = video(2, 500_000.0, 0.0, TcpVariant::Reno);
+    if let AppSpec::Video { tes_width, .. } = &mut c.apps[0] {
+        *tes_width = [0.1, 0.7, 0.1];
+    }
+    let e = Simulation::new(&c, std::path::Path::new("."))
+        .err()
+        .unwrap();
+    assert_eq!(e.field, "apps[0].tes_width");
+    let mut c = video(2, 500_000.0, 0.0, TcpVariant::Reno);
+    if let AppSpec::Video { rate_bps, .. } = &mut c.apps[0] {
+        *rate_bps = -1.0;
+    }
+    let e = Simulation::new(&c, std::path::Path::new("."))
+        .err()
+        .unwrap();
+    assert_eq!(e.field, "apps[0].rate_bps");
+}
