@@ -328,7 +328,8 @@ pub struct AppSection {
     pub bytes: Option<i64>,
     /// TCP preset: "dissertation" (ns-2.1b4 Reno, 500 ms tick; default), "ns2-2.1b4", "ns2-2.35".
     pub tcp: Option<String>,
-    /// Congestion control: "reno" (default) or "vegas" (ns-2 `Agent/TCP/Vegas`, seed 003).
+    /// Congestion control: "reno" (default), "vegas" (ns-2 `Agent/TCP/Vegas`), "westwood"
+    /// (Westwood+) or "real" (TCP-Real), the last three from seed 003.
     pub variant: Option<String>,
     /// Vegas thresholds in packets (ns-2 `v_alpha_` 1, `v_beta_` 3, `v_gamma_` 1).
     pub vegas_alpha: Option<i64>,
@@ -869,9 +870,9 @@ impl Scenario {
 
         // seed 003: the TCP variant and the number of video flows.
         for v in &raw.sweep.variant {
-            if !["reno", "vegas"].contains(&v.as_str()) {
+            if !["reno", "vegas", "westwood", "real"].contains(&v.as_str()) {
                 return Err(err(format!(
-                    "sweep.variant = \"{v}\": unknown TCP variant (known: reno, vegas)"
+                    "sweep.variant = \"{v}\": unknown TCP variant (known: reno, vegas, westwood, real)"
                 )));
             }
         }
@@ -1368,9 +1369,21 @@ fn tcp_spec(i: usize, a: &AppSection, link: &LinkSpec) -> Result<TcpConfig, Stri
             }
             tcp.variant = msll_sim::tcp::TcpVariant::Vegas { alpha, beta, gamma };
         }
+        v @ ("westwood" | "real") => {
+            if let Some((f, Some(x))) = vegas_given.iter().find(|(_, x)| x.is_some()) {
+                return Err(format!(
+                    "app[{i}].{f} = {x}: applies to variant = \"vegas\" only"
+                ));
+            }
+            tcp.variant = if v == "westwood" {
+                msll_sim::tcp::TcpVariant::WESTWOOD
+            } else {
+                msll_sim::tcp::TcpVariant::REAL
+            };
+        }
         other => {
             return Err(format!(
-                "app[{i}].variant = \"{other}\": unknown TCP variant (known: reno, vegas)"
+                "app[{i}].variant = \"{other}\": unknown TCP variant (known: reno, vegas, westwood, real)"
             ))
         }
     }

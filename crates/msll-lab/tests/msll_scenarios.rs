@@ -458,7 +458,7 @@ fn tcp_variant_fields_are_checked() {
     for (extra, want) in [
         (
             "variant = \"cubic\"",
-            "app[0].variant = \"cubic\": unknown TCP variant (known: reno, vegas)",
+            "app[0].variant = \"cubic\": unknown TCP variant (known: reno, vegas, westwood, real)",
         ),
         (
             "vegas_alpha = 2",

@@ -44,6 +44,7 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 pub mod model;
+mod rate;
 pub mod rtt;
 pub mod sender;
 pub mod sink;
@@ -83,6 +84,13 @@ pub enum TcpVariant {
     /// bytes are added whatever `syn` and `use_headers` say (Vegas has its own `output`);
     /// `delay_growth` still starts it at cwnd 1.
     Vegas { alpha: i32, beta: i32, gamma: i32 },
+    /// TCP Westwood+ on ns-2 Reno (seed 003 sec. 3.5; `rate.rs`): one bandwidth sample per RTT,
+    /// filtered with gain `1 / gain_inv` (10); ssthresh `B RTT_min` after a loss.
+    Westwood { gain_inv: u32 },
+    /// TCP-Real on ns-2 Reno (seed 003 sec. 3.5; `rate.rs`): the receiving rate per RTT epoch
+    /// decides; a drop above `small_drop_pct` (10 %) cuts cwnd by `1 / gamma_inv` (1/8), a
+    /// smaller one holds it; a loss without such a drop leaves the window as it is.
+    Real { gamma_inv: u32, small_drop_pct: u32 },
 }
 
 impl TcpVariant {
@@ -91,6 +99,13 @@ impl TcpVariant {
         alpha: 1,
         beta: 3,
         gamma: 1,
+    };
+    /// Westwood+ with the spec's filter gain 1/10 (seed003.md sec. 3.5).
+    pub const WESTWOOD: TcpVariant = TcpVariant::Westwood { gain_inv: 10 };
+    /// TCP-Real with gamma 1/8 (seed 003 sec. 3.5) and a 10 % "small decrease" (AMBIGUOUS 17).
+    pub const REAL: TcpVariant = TcpVariant::Real {
+        gamma_inv: 8,
+        small_drop_pct: 10,
     };
 }
 
@@ -341,7 +356,7 @@ impl TcpConfig {
     /// Whether packet 0 is a SYN that carries no application data: `syn` with Reno's `output`
     /// (Vegas has its own `output`, which ignores `syn_`, ns2-semantics.md 8.1).
     pub fn sends_syn(&self) -> bool {
-        self.syn && matches!(self.variant, TcpVariant::Reno)
+        self.syn && !matches!(self.variant, TcpVariant::Vegas { .. })
     }
 
     /// Wire length of data packet `seq` (ns2-semantics.md 1.4 `output`).
@@ -387,6 +402,20 @@ impl TcpConfig {
             if beta < alpha {
                 return Err(TcpConfigError::BadValue("vegas beta (must be >= alpha)"));
             }
+        }
+        match self.variant {
+            TcpVariant::Westwood { gain_inv: 0 } => {
+                return Err(TcpConfigError::BadValue("westwood gain_inv (must be >= 1)"));
+            }
+            TcpVariant::Real {
+                gamma_inv,
+                small_drop_pct,
+            } if gamma_inv == 0 || small_drop_pct > 100 => {
+                return Err(TcpConfigError::BadValue(
+                    "real gamma_inv (>= 1) / small_drop_pct (<= 100)",
+                ));
+            }
+            _ => {}
         }
         let positive = |name: &'static str, v: f64| {
             if v.is_finite() && v > 0.0 {

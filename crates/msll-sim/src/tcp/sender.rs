@@ -19,6 +19,7 @@ use std::collections::VecDeque;
 use msll_proto::wire::TcpRepr;
 use msll_proto::{Duration, Instant, Packet, Timer};
 
+use super::rate::{EpochAction, RateCtl, RateKind};
 use super::rtt::RttEstimator;
 use super::vegas::Vegas;
 use super::{
@@ -160,6 +161,8 @@ pub struct TcpSender {
     rto_memo: (u64, Duration),
     /// `Agent/TCP/Vegas`'s own state (`vegas.rs`); `None` for Reno.
     vegas: Option<Box<Vegas>>,
+    /// Westwood+ / TCP-Real measurement state (`rate.rs`); `None` for Reno and Vegas.
+    rate: Option<Box<RateCtl>>,
     // --- driver side ---
     out: VecDeque<Packet>,
     ident: u16,
@@ -208,7 +211,22 @@ impl TcpSender {
                     beta as i64,
                     gamma as i64,
                 ))),
-                TcpVariant::Reno => None,
+                _ => None,
+            },
+            rate: match cfg.variant {
+                TcpVariant::Westwood { gain_inv } => {
+                    Some(Box::new(RateCtl::new(RateKind::Westwood {
+                        gain: 1.0 / gain_inv as f64,
+                    })))
+                }
+                TcpVariant::Real {
+                    gamma_inv,
+                    small_drop_pct,
+                } => Some(Box::new(RateCtl::new(RateKind::Real {
+                    gamma: 1.0 / gamma_inv as f64,
+                    small_drop: small_drop_pct as f64 / 100.0,
+                }))),
+                _ => None,
             },
             out: VecDeque::new(),
             ident: 0,
@@ -250,6 +268,9 @@ impl TcpSender {
         self.reset_vars();
         if let Some(v) = self.vegas.as_deref_mut() {
             v.reset();
+        }
+        if let Some(r) = self.rate.as_deref_mut() {
+            r.reset();
         }
         self.rtt.init(&self.cfg);
         self.rtt.set_boot_time(boot_time.as_secs_f64());
@@ -431,11 +452,7 @@ impl TcpSender {
     fn window(&self) -> i64 {
         // Vegas never inflates `dupwnd_` (its inflation goes into cwnd_), so ns-2's
         // `TcpAgent::window()` is the same expression there.
-        match self.cfg.variant {
-            TcpVariant::Reno | TcpVariant::Vegas { .. } => {
-                (self.cwnd.floor() as i64 + self.dupwnd).min(self.cfg.window as i64)
-            }
-        }
+        (self.cwnd.floor() as i64 + self.dupwnd).min(self.cfg.window as i64)
     }
 
     /// `windowd()` (1.4, 2.35): the same in doubles, for `precisionReduce_`.
@@ -543,8 +560,12 @@ impl TcpSender {
             }
             // Any new ACK, even a partial one, deflates and ends Fast Recovery (1.7).
             self.dupwnd = 0;
+            let (prev, cwnd0) = (self.last_ack, self.cwnd);
             self.newack(now, a);
             self.opencwnd();
+            if self.rate.is_some() {
+                self.rate_ack(now, a - prev, cwnd0);
+            }
             self.stats.last_new_ack = Some(now);
             let data_acked = if self.cfg.syn { a } else { a + 1 };
             self.stats.packets_acked = data_acked.max(0) as u64;
@@ -615,6 +636,9 @@ impl TcpSender {
             self.stats.rtt_samples += 1;
             self.stats.rtt_sum_s += tao;
             self.stats.rto_sum_s += self.rtt.rto();
+            if let Some(r) = self.rate.as_deref_mut() {
+                r.rtt_sample(tao);
+            }
         }
         if self.cfg.timerfix {
             self.newtimer(now, a);
@@ -675,7 +699,11 @@ impl TcpSender {
         if recovered || !self.cfg.bugfix || allow || (self.cfg.bugfix_ss && self.highest_ack == 0) {
             self.recover = self.maxseq;
             self.last_cwnd_action = CwndAction::DupAck;
-            self.slowdown(true, CwndCut::Half);
+            if self.rate.is_some() {
+                self.rate_loss_cut();
+            } else {
+                self.slowdown(true, CwndCut::Half);
+            }
             // reset_rtx_timer(mild, no backoff): restart with the current RTO, stop timing,
             // t_seqno_ unchanged.
             self.set_rtx_timer(now);
@@ -732,6 +760,10 @@ impl TcpSender {
                 self.stats.timeouts += 1;
                 // ssthresh = max(2, floor(window()/2)) of the current (unhalved) window.
                 self.slowdown(true, CwndCut::One);
+                // Westwood+: ssthresh from the bandwidth estimate instead (cwnd stays 1).
+                if let Some(ss) = self.rate.as_deref().and_then(RateCtl::westwood_ssthresh) {
+                    self.ssthresh = ss;
+                }
             }
         }
         if !(idle && self.cfg.restart_bugfix) {
@@ -749,6 +781,55 @@ impl TcpSender {
         };
         self.record(now, kind, self.highest_ack);
         self.send_much(now);
+    }
+}
+
+// ------------------------------------------------------- Westwood+ and TCP-Real (`rate.rs`)
+// Out of line and cold, as Vegas: Reno's per-ACK path only tests `self.rate.is_some()`.
+impl TcpSender {
+    /// A new cumulative ACK covering `acked` more packets; `cwnd0` is cwnd before `opencwnd`.
+    #[cold]
+    #[inline(never)]
+    fn rate_ack(&mut self, now: Instant, acked: i64, cwnd0: f64) {
+        let r = self.rate.as_deref_mut().expect("a rate-measuring sender");
+        let action = r.on_ack(now.as_secs_f64(), acked.max(0) as u64);
+        if let RateKind::Real { .. } = r.kind {
+            // TCP-Real: no growth through an epoch after a small rate decrease; a large one
+            // cuts the window by gamma (seed 003 sec. 3.5).
+            if r.hold {
+                self.cwnd = cwnd0;
+            }
+            if let EpochAction::Scale(f) = action {
+                self.cwnd = (self.cwnd * f).max(1.0);
+            }
+        }
+    }
+
+    /// Three duplicate ACKs: Westwood+ sets ssthresh from its bandwidth estimate; TCP-Real
+    /// halves only if its receiving rate had dropped (congestion), else keeps the window.
+    #[cold]
+    #[inline(never)]
+    fn rate_loss_cut(&mut self) {
+        let r = self.rate.as_deref_mut().expect("a rate-measuring sender");
+        match r.kind {
+            RateKind::Westwood { .. } => match r.westwood_ssthresh() {
+                Some(ss) => {
+                    self.ssthresh = ss;
+                    if self.cwnd > ss as f64 {
+                        self.cwnd = ss as f64;
+                    }
+                }
+                None => self.slowdown(true, CwndCut::Half),
+            },
+            RateKind::Real { .. } => {
+                if r.congested {
+                    self.slowdown(true, CwndCut::Half);
+                } else {
+                    r.transient_losses += 1;
+                    self.ssthresh = self.window().max(2);
+                }
+            }
+        }
     }
 }
 
