@@ -172,7 +172,10 @@ fn quicken(p: &mut Point) {
 ///    waits for its SABME's answer, a reset responder drops its own pending SABME, and status-RLP
 ///    counts an unreported frame as sent after 5 status periods, not 1. Only runs of the new
 ///    `hdlc` and `status-rlp` schemes change; every earlier scheme's results are identical.
-pub const MODEL_REVISION: u32 = 7;
+/// 8: Snoop's local retransmissions hold IP pacing back for their link time, as ns-2's Snoop
+///    sends them into the interface queue (`Service::frames_share_ip_pacing`, session 29); they
+///    had waited below IP in an unbounded FIFO. Every Snoop run changes; no other scheme's.
+pub const MODEL_REVISION: u32 = 8;
 
 /// One point's fingerprint: what the cache keys a run by, and what the run gives.
 #[derive(Debug, Clone, PartialEq, Eq)]

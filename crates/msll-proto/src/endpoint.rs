@@ -100,6 +100,8 @@ struct Slot {
     counters: ServiceCounters,
     /// Left out of timer scaling (a scheme with adaptive timers, such as Snoop).
     unscaled: bool,
+    /// `service.frames_share_ip_pacing()`, read once.
+    shares_pacing: bool,
     /// The service's `poll_timeout`, or `None` when a call may have changed it. The simulator
     /// asks after every event; a scheme's answer can scan its window, and only the service that
     /// was called can have moved its timers.
@@ -230,6 +232,7 @@ impl Endpoint {
                 .into_iter()
                 .map(|service| Slot {
                     header_overhead: service.header_overhead(),
+                    shares_pacing: service.frames_share_ip_pacing(),
                     service: SlotService::new(service),
                     counters: ServiceCounters::default(),
                     unscaled: false,
@@ -370,6 +373,18 @@ impl Endpoint {
         }
     }
 
+    /// The frames in `scratch` were sent by a service on its own (`Service::frames_share_ip_pacing`):
+    /// IP waits for their link time as for its own packets', so a bounded IP queue, not the
+    /// scheduler's FIFO, absorbs them (ns-2: Snoop's retransmissions enter the interface queue).
+    #[cold]
+    fn charge_pacing(&mut self, now: Instant) {
+        if let Some(rate) = self.pacing {
+            for f in &self.scratch.frames {
+                self.next_accept = self.next_accept.max(now) + self.tx_times.get(rate, f.len());
+            }
+        }
+    }
+
     /// A frame of `len` bytes of service `sid` goes on the link: the endpoint and the service
     /// count it.
     #[inline(always)]
@@ -476,6 +491,9 @@ impl Endpoint {
                     }
                     SlotService::Dyn(_) => {
                         slot.svc().handle_frame(now, frame, &mut self.scratch);
+                        if slot.shares_pacing {
+                            self.charge_pacing(now);
+                        }
                         self.drain_scratch(now, sid as u8);
                     }
                 }
@@ -490,6 +508,9 @@ impl Endpoint {
                 self.services[sid]
                     .svc()
                     .handle_timeout(now, &mut self.scratch);
+                if self.services[sid].shares_pacing {
+                    self.charge_pacing(now);
+                }
                 self.drain_scratch(now, sid as u8);
             }
         }

@@ -72,6 +72,17 @@ pub trait Service {
     /// spurious retransmissions that fed the FIFO further (throughput collapse). Services with
     /// such timers therefore arm them here; the default ignores the report.
     fn handle_transmitted(&mut self, _now: Instant, _frame: &Frame) {}
+    /// Whether the frames this service sends on its own (from `handle_frame` and
+    /// `handle_timeout`: local retransmissions) should hold IP back for their link time, as IP
+    /// packets do under pacing. True for a scheme whose reference model sits above the
+    /// interface queue: ns-2's Snoop sends its local retransmissions into the same bounded
+    /// DropTail queue as IP packets. Otherwise they wait in the link layer's own FIFO, which
+    /// pacing does not see, and a heavily loaded link grows it without bound (seed 003's video
+    /// flows: Snoop's timer then fired on packets that were only queued). Default: false, the
+    /// ARQ schemes of seed 004, whose link layer sits below IP's queue.
+    fn frames_share_ip_pacing(&self) -> bool {
+        false
+    }
     /// Multiply every base timeout (n services, or 1/r_i; seed 004 ch. 6). Default: ignore.
     fn set_timer_factor(&mut self, _factor: f64) {}
     /// Counters for results and the daemon's stats command.

@@ -719,4 +719,10 @@ impl Service for Snoop {
     fn name(&self) -> &'static str {
         "snoop"
     }
+
+    /// ns-2's Snoop sits above the interface queue: its local retransmissions join IP's packets
+    /// in the one DropTail queue (ns2-semantics.md sec. 3), so they hold IP back here too.
+    fn frames_share_ip_pacing(&self) -> bool {
+        true
+    }
 }
