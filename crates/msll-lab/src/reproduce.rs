@@ -175,7 +175,11 @@ fn quicken(p: &mut Point) {
 /// 8: Snoop's local retransmissions hold IP pacing back for their link time, as ns-2's Snoop
 ///    sends them into the interface queue (`Service::frames_share_ip_pacing`, session 29); they
 ///    had waited below IP in an unbounded FIFO. Every Snoop run changes; no other scheme's.
-pub const MODEL_REVISION: u32 = 8;
+/// 9: seed 003's video metrics after review (session 29): retransmission counts cover the
+///    measurement window only, Westwood+'s RTT_min ignores the SYN's round trip, and an
+///    application-limited sender never fast-retransmits data not yet written. Only the video
+///    and Westwood+ runs of session 29 change.
+pub const MODEL_REVISION: u32 = 9;
 
 /// One point's fingerprint: what the cache keys a run by, and what the run gives.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -886,6 +886,14 @@ impl Scenario {
                 "sweep.variant: no TCP application (ftp, www, video) to apply it to".into(),
             ));
         }
+        if !raw.sweep.variant.is_empty() {
+            if let Some(i) = raw.app.iter().position(|a| a.variant.is_some()) {
+                return Err(err(format!(
+                    "app[{i}].variant = \"{}\": sweep.variant sets it at every point; leave it out",
+                    raw.app[i].variant.as_deref().unwrap_or("")
+                )));
+            }
+        }
         if let Some(n) = raw.sweep.flows.iter().find(|&&n| !(1..=1000).contains(&n)) {
             return Err(err(format!("sweep.flows = {n}: must be 1..=1000")));
         }
@@ -963,6 +971,12 @@ impl Scenario {
                                     if let Some(v) = tv {
                                         if ["ftp", "www", "video"].contains(&a.kind.as_str()) {
                                             a.variant = Some(v.clone());
+                                            // Vegas's thresholds tune the Vegas points only.
+                                            if v != "vegas" {
+                                                a.vegas_alpha = None;
+                                                a.vegas_beta = None;
+                                                a.vegas_gamma = None;
+                                            }
                                         }
                                     }
                                     if let (Some(n), "video") = (nf, a.kind.as_str()) {

@@ -515,6 +515,13 @@ fn video_flows_and_variant_axes() {
     assert_eq!(labels[0], "wlan11b/LAN1/L1/default/reno/N1");
     assert_eq!(labels[3], "wlan11b/LAN1/L1/default/vegas/N20");
     assert_eq!(labels[7], "wlan11b/LAN1/L1/snoop/vegas/N20");
+    // Vegas's thresholds apply to the Vegas points of a variant sweep only.
+    let tuned = parse(&text(
+        "rate_bps = 256000\nvegas_beta = 5",
+        "variant = [\"reno\", \"vegas\"]",
+    ))
+    .unwrap();
+    assert_eq!(tuned.points.len(), 4);
     let p = &s.points[3];
     assert_eq!((p.variant.as_deref(), p.flows), (Some("vegas"), Some(20)));
     match &p.config.apps[0] {
@@ -575,6 +582,11 @@ fn video_flows_and_variant_axes() {
             "sweep.variant = \"cubic\": unknown TCP variant",
         ),
         ("rate_bps = 1e5", "flows = []", "an empty sweep axis"),
+        (
+            "rate_bps = 1e5\nvariant = \"reno\"",
+            "variant = [\"vegas\"]",
+            "app[0].variant = \"reno\": sweep.variant sets it at every point",
+        ),
     ] {
         let e = parse(&text(app, sweep)).expect_err(want);
         assert!(e.contains(want), "{e}\n  wanted: {want}");

@@ -1575,8 +1575,6 @@ impl Simulation {
         s
     }
 
-    /// WWW metrics (seed004-ch4 4): reply bytes of completed transactions over the time from
-    /// the first transaction's start to the end of the last completed one.
     /// Seed 003 sec. 4's metrics of each video app over its window (`app::video`).
     fn video_metrics(&self, r: &mut RunResult) {
         let apps = self.agents.iter().filter_map(|a| match &a.agent {
@@ -1604,8 +1602,13 @@ impl Simulation {
                     lost += (st.sent - st.timely - st.delayed) as f64 / n;
                     measured += 1;
                 }
-                rtx += src.stats().retransmissions;
-                tmo += src.stats().timeouts;
+                // The window's own: what the sender had done by the first frame of the window
+                // (its slow-start overshoot, the first 2 s) is left out, as for `sent`.
+                let (r0, t0) = st
+                    .rtx_at_warmup
+                    .unwrap_or((src.stats().retransmissions, src.stats().timeouts));
+                rtx += src.stats().retransmissions - r0;
+                tmo += src.stats().timeouts - t0;
                 segs += src.stats().segments_sent;
                 sent += st.sent;
             }
@@ -1635,12 +1638,20 @@ impl Simulation {
                     f64::NAN
                 },
             );
-            // Snoop's (or any scheme's) local retransmissions, shared out over the flows.
+            // Snoop's (or any scheme's) local retransmissions of the whole run and every
+            // interface, shared out over the flows: meant for runs whose only traffic is this
+            // app (seed 003's).
             let local = self.scheme_stats().retransmissions as f64;
             r.set(&format!("{p}.local_rtx_per_flow"), local / flows);
+            r.set(
+                &format!("{p}.unmatched"),
+                app.flows().map(|(st, _, _)| st.unmatched).sum::<u64>() as f64,
+            );
         }
     }
 
+    /// WWW metrics (seed004-ch4 4): reply bytes of completed transactions over the time from
+    /// the first transaction's start to the end of the last completed one.
     fn www_metrics(&self, r: &mut RunResult) {
         let apps = self.agents.iter().filter_map(|a| match &a.agent {
             Agent::Www(w) => Some(&w.app),

@@ -211,6 +211,12 @@ pub struct FlowStats {
     pub frames: u64,
     /// Application bytes generated (whole run).
     pub generated_bytes: f64,
+    /// TCP retransmissions and timeouts of this flow's sender when the window opened (the
+    /// first frame due at or after `warmup`), so the metrics count the window's alone.
+    pub rtx_at_warmup: Option<(u64, u64)>,
+    /// Deliveries of packets the source never wrote (a TCP sending beyond its data; never
+    /// expected, counted rather than trusted).
+    pub unmatched: u64,
 }
 
 struct Flow {
@@ -221,8 +227,10 @@ struct Flow {
     next_frame: Option<Instant>,
     frame: u64,
     carry: f64,
-    /// Generation times of the packets not yet delivered, in order.
-    gen: VecDeque<Instant>,
+    /// Generation times of the packets not yet delivered, in order, as (time, packets): the
+    /// packets of one frame share a time, so an overloaded flow's backlog costs one entry per
+    /// frame, not per packet.
+    gen: VecDeque<(Instant, u64)>,
     last_delivery: Option<Instant>,
     delivered: u64,
     stats: FlowStats,
@@ -264,7 +272,8 @@ impl VideoApp {
             let start = p.start
                 + Duration::from_secs_f64(rng.random::<f64>() * p.start_spread.as_secs_f64());
             let boot = Duration::from_secs_f64(rng.random::<f64>() * p.tcp.tick);
-            let src = TcpSender::new(p.tcp.clone(), flow, boot)?;
+            let mut src = TcpSender::new(p.tcp.clone(), flow, boot)?;
+            src.set_app_limited(true);
             let sink = TcpSink::new(p.tcp.clone(), flow)?;
             let tes = [0, 1, 2].map(|t| Tes::new(&mut rng, p.tes_width[t], p.tes_xi));
             starts.push(start);
@@ -350,6 +359,10 @@ impl VideoApp {
         let p = &self.p;
         let f = &mut self.flows[k];
         let due = f.next_frame.expect("a frame is due");
+        if due >= p.warmup && f.stats.rtx_at_warmup.is_none() {
+            let s = f.src.stats();
+            f.stats.rtx_at_warmup = Some((s.retransmissions, s.timeouts));
+        }
         let t = p.gop[(f.frame % p.gop.len() as u64) as usize] as usize;
         let y = f.tes[t].next(&mut f.rng);
         let bytes = self.mean[t] * size_quantile(y);
@@ -365,7 +378,7 @@ impl VideoApp {
             if due >= p.warmup && due < p.stop {
                 f.stats.sent += n;
             }
-            f.gen.extend(std::iter::repeat_n(due, n as usize));
+            f.gen.push_back((due, n));
             f.src.send(now, n);
         }
         let next =
@@ -399,8 +412,17 @@ impl VideoApp {
 fn deliver(p: &VideoParams, f: &mut Flow, now: Instant, n: u64) {
     let seg = p.tcp.segment_size as u64;
     for _ in 0..n {
-        // The sink delivers only what the sender sent, and the sender only what was generated.
-        let g = f.gen.pop_front().expect("a delivered packet was generated");
+        // The sink delivers only what the sender sent, and the sender only what was generated
+        // (`TcpSender::set_app_limited`); a delivery beyond it is counted, not trusted.
+        let Some(front) = f.gen.front_mut() else {
+            f.stats.unmatched += 1;
+            continue;
+        };
+        let g = front.0;
+        front.1 -= 1;
+        if front.1 == 0 {
+            f.gen.pop_front();
+        }
         let late = f.last_delivery.is_some_and(|r| now - r > p.threshold);
         f.last_delivery = Some(now);
         if g >= p.warmup && g < p.stop {
@@ -543,7 +565,7 @@ mod tests {
         let rate = f.stats.generated_bytes * 8.0 / secs;
         assert!((rate / 512_000.0 - 1.0).abs() < 0.03, "rate {rate}");
         // Whole segments went to TCP, the remainder stays in the carry.
-        let segs = f.gen.len() as f64;
+        let segs = f.gen.iter().map(|g| g.1).sum::<u64>() as f64;
         assert!((segs * 1000.0 - f.stats.generated_bytes).abs() < 1000.0);
         assert!(now < p.stop);
     }
@@ -564,8 +586,13 @@ mod tests {
             VideoApp::new(p.clone(), [10, 0, 0, 1], [10, 0, 0, 3], 7000, |_| rng(3)).unwrap();
         let f = &mut app.flows[0];
         let t = |s: f64| Instant::from_secs_f64(s);
-        f.gen
-            .extend([t(1.0), t(2.0), t(2.0), t(2.1), t(2.2), t(2.3)]);
+        f.gen.extend([
+            (t(1.0), 1),
+            (t(2.0), 2),
+            (t(2.1), 1),
+            (t(2.2), 1),
+            (t(2.3), 1),
+        ]);
         f.stats.sent = 5;
         deliver(&p, f, t(2.05), 1); // before the window: counts nowhere
         deliver(&p, f, t(2.10), 2); // 50 ms later: timely, burst timely
@@ -575,5 +602,8 @@ mod tests {
         assert_eq!(f.stats.window_bytes, 5 * 1000);
         let lost = f.stats.sent - f.stats.timely - f.stats.delayed;
         assert_eq!(lost, 1);
+        assert_eq!(f.stats.unmatched, 0);
+        deliver(&p, f, t(2.6), 2); // one more than was generated: counted, not a panic
+        assert_eq!((f.stats.unmatched, f.stats.timely + f.stats.delayed), (1, 5));
     }
 }

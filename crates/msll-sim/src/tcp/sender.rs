@@ -159,6 +159,8 @@ pub struct TcpSender {
     /// The last RTO (f64 bits) and its `secs` value: re-armed on every ACK, the RTO changes only
     /// with RTT samples and backoff, and the rounding to nanoseconds showed in time samples.
     rto_memo: (u64, Duration),
+    /// An application-limited source (`set_app_limited`): never resend beyond its data.
+    app_limited: bool,
     /// `Agent/TCP/Vegas`'s own state (`vegas.rs`); `None` for Reno.
     vegas: Option<Box<Vegas>>,
     /// Westwood+ / TCP-Real measurement state (`rate.rs`); `None` for Reno and Vegas.
@@ -200,6 +202,7 @@ impl TcpSender {
             rtt_seq: -1,
             rtt_ts: Instant::ZERO,
             wnd_init: cfg.window_init,
+            app_limited: false,
             closed: false,
             infinite: false,
             rtx_timer: Timer::default(),
@@ -300,6 +303,15 @@ impl TcpSender {
         self.closed = false;
         self.curseq = self.curseq.max(INFINITE_CURSEQ);
         self.send_much(now);
+    }
+
+    /// Mark the sender as fed by an application that writes as it goes (seed 003's video).
+    /// ns-2's Reno fast-retransmits `last_ack_ + 1` on the third duplicate ACK even when every
+    /// packet written is acknowledged and that packet does not exist yet (duplicates of
+    /// delivered data can cause such ACKs); an app-limited sender then sends nothing. Off by
+    /// default: a WWW transfer's reused connection keeps ns-2's behaviour.
+    pub fn set_app_limited(&mut self, on: bool) {
+        self.app_limited = on;
     }
 
     /// All data made available so far is acknowledged (never true for an infinite source).
@@ -636,7 +648,9 @@ impl TcpSender {
             self.stats.rtt_samples += 1;
             self.stats.rtt_sum_s += tao;
             self.stats.rto_sum_s += self.rtt.rto();
-            if let Some(r) = self.rate.as_deref_mut() {
+            // The 40-byte SYN's round trip is shorter than any data packet's: not RTT_min.
+            if let (Some(r), false) = (self.rate.as_deref_mut(), self.cfg.syn && self.rtt_seq == 0)
+            {
                 r.rtt_sample(tao);
             }
         }
@@ -710,7 +724,9 @@ impl TcpSender {
             self.rtt_active = false;
             self.stats.fast_retransmits += 1;
             self.record(now, TraceKind::FastRetransmit, self.last_ack + 1);
-            self.output(now, self.last_ack + 1);
+            if !(self.app_limited && self.last_ack + 1 >= self.curseq) {
+                self.output(now, self.last_ack + 1);
+            }
             if self.cfg.exit_fast_retrans {
                 self.dupwnd = self.cfg.dupack_threshold as i64;
             }

@@ -1008,3 +1008,27 @@ fn wong1998_profile_rto_and_sizes() {
     }
     assert!(e.rto() <= 240.0 && e.rto() >= 128.0, "{}", e.rto());
 }
+
+/// An application-limited sender (seed 003's video) has everything written acknowledged, then
+/// three duplicate ACKs arrive (duplicates of delivered data): ns-2's Reno would fast-retransmit
+/// `last_ack + 1`, a packet the application has not written; `set_app_limited` sends nothing,
+/// and a plain sender keeps ns-2's behaviour.
+#[test]
+fn app_limited_sender_never_resends_beyond_its_data() {
+    for limited in [false, true] {
+        let mut s = sender(TcpConfig::dissertation(SEG));
+        s.set_app_limited(limited);
+        s.send(at(0.0), 3);
+        assert_eq!(sent(&mut s, at(0.0)), vec![0]);
+        acks(&mut s, 0.1, &[0]);
+        acks(&mut s, 0.2, &[1, 2]);
+        assert!(s.is_done());
+        let dup = acks(&mut s, 0.3, &[2, 2, 2]);
+        let resent: Vec<i64> = dup.into_iter().flatten().collect();
+        if limited {
+            assert!(resent.is_empty(), "{resent:?}");
+        } else {
+            assert_eq!(resent, vec![3], "ns-2 resends a packet never written");
+        }
+    }
+}
