@@ -514,6 +514,21 @@ fn uses(c: &Check, pat: &str) -> bool {
     format!("{c:?}").contains(pat)
 }
 
+/// `c` once per combination of the sweep values its `L*` and `N*` stand for (itself if it
+/// uses neither).
+fn expand(c: &Check, points: &[&crate::scenario::Point]) -> Vec<Check> {
+    let mut checks = vec![c.clone()];
+    for (pat, vals) in wildcards(points) {
+        if uses(c, pat) {
+            checks = checks
+                .iter()
+                .flat_map(|ch| vals.iter().map(|v| substitute(ch, pat, v)))
+                .collect();
+        }
+    }
+    checks
+}
+
 /// The sweep values `L*` and `N*` stand for: every error level > 0, every number of flows.
 fn wildcards(points: &[&crate::scenario::Point]) -> [(&'static str, Vec<String>); 2] {
     let mut lv: Vec<u8> = points.iter().map(|p| p.level).filter(|l| *l > 0).collect();
@@ -540,15 +555,7 @@ pub fn evaluate(claims: &[Claim], results: &Results) -> Vec<Verdict> {
                 };
             };
             let pts: Vec<&crate::scenario::Point> = prs.iter().map(|p| &p.point).collect();
-            let mut checks: Vec<Check> = vec![c.check.clone()];
-            for (pat, vals) in wildcards(&pts) {
-                if uses(&c.check, pat) {
-                    checks = checks
-                        .iter()
-                        .flat_map(|ch| vals.iter().map(|v| substitute(ch, pat, v)))
-                        .collect();
-                }
-            }
+            let checks = expand(&c.check, &pts);
             let mut ok = true;
             let mut parts = Vec::new();
             for ch in &checks {
@@ -660,18 +667,8 @@ flows = [1, 3]
             r#"{ kind = "greater", a = "L*/snoop/N*", b = "L*/default/N*" }"#,
         );
         let claims = parse("claims.toml", &text, &cat).unwrap();
-        let c = &claims[0];
-        let mut checks = vec![c.check.clone()];
         let pts: Vec<&crate::scenario::Point> = cat[1].points.iter().collect();
-        for (pat, vals) in wildcards(&pts) {
-            if uses(&c.check, pat) {
-                checks = checks
-                    .iter()
-                    .flat_map(|ch| vals.iter().map(|v| substitute(ch, pat, v)))
-                    .collect();
-            }
-        }
-        let got: Vec<String> = checks
+        let got: Vec<String> = expand(&claims[0].check, &pts)
             .iter()
             .map(|ch| match ch {
                 Check::Greater { a, .. } => a.clone(),

@@ -137,30 +137,32 @@ fn vegas_never_sends_data_the_source_did_not_write() {
 /// Bad parameters are errors naming the field, not panics.
 #[test]
 fn bad_video_parameters_name_the_field() {
-    let mut c = video(2, 500_000.0, 0.0, TcpVariant::Reno);
-    if let AppSpec::Video { gop, .. } = &mut c.apps[0] {
-        *gop = "IBQ".into();
-    }
-    let e = Simulation::new(&c, std::path::Path::new("."))
-        .err()
-        .unwrap();
-    assert_eq!(e.field, "apps[0].gop");
-    let mut c = video(2, 500_000.0, 0.0, TcpVariant::Reno);
-    if let AppSpec::Video { tes_width, .. } = &mut c.apps[0] {
-        *tes_width = [0.1, 0.7, 0.1];
-    }
-    let e = Simulation::new(&c, std::path::Path::new("."))
-        .err()
-        .unwrap();
-    assert_eq!(e.field, "apps[0].tes_width");
-    let mut c = video(2, 500_000.0, 0.0, TcpVariant::Reno);
-    if let AppSpec::Video { rate_bps, .. } = &mut c.apps[0] {
-        *rate_bps = -1.0;
-    }
-    let e = Simulation::new(&c, std::path::Path::new("."))
-        .err()
-        .unwrap();
-    assert_eq!(e.field, "apps[0].rate_bps");
+    let field_of = |spoil: &dyn Fn(&mut AppSpec)| {
+        let mut c = video(2, 500_000.0, 0.0, TcpVariant::Reno);
+        spoil(&mut c.apps[0]);
+        Simulation::new(&c, std::path::Path::new("."))
+            .err()
+            .expect("an error")
+            .field
+    };
+    let gop = |a: &mut AppSpec| {
+        if let AppSpec::Video { gop, .. } = a {
+            *gop = "IBQ".into();
+        }
+    };
+    let width = |a: &mut AppSpec| {
+        if let AppSpec::Video { tes_width, .. } = a {
+            *tes_width = [0.1, 0.7, 0.1];
+        }
+    };
+    let rate = |a: &mut AppSpec| {
+        if let AppSpec::Video { rate_bps, .. } = a {
+            *rate_bps = -1.0;
+        }
+    };
+    assert_eq!(field_of(&gop), "apps[0].gop");
+    assert_eq!(field_of(&width), "apps[0].tes_width");
+    assert_eq!(field_of(&rate), "apps[0].rate_bps");
 }
 
 fn bulk(per: f64, variant: TcpVariant) -> SimConfig {

@@ -604,6 +604,9 @@ mod tests {
         assert_eq!(lost, 1);
         assert_eq!(f.stats.unmatched, 0);
         deliver(&p, f, t(2.6), 2); // one more than was generated: counted, not a panic
-        assert_eq!((f.stats.unmatched, f.stats.timely + f.stats.delayed), (1, 5));
+        assert_eq!(
+            (f.stats.unmatched, f.stats.timely + f.stats.delayed),
+            (1, 5)
+        );
     }
 }

