@@ -57,6 +57,9 @@ pub enum Check {
     Greater { a: String, b: String },
     /// means strictly decreasing along the list
     Order { points: Vec<String> },
+    /// means at equally spaced x rising at a growing rate: strictly increasing along the list,
+    /// and no step smaller than the one before it (seed 002 Fig. 4.9: "rises, convex")
+    Convex { points: Vec<String> },
     /// lo <= mean(a) / mean(b) <= hi
     Ratio {
         a: String,
@@ -153,7 +156,7 @@ fn selectors(c: &Check) -> Vec<(String, &str)> {
                 ("check.b".into(), b.as_str()),
             ]
         }
-        Check::Order { points } | Check::Best { points, .. } => points
+        Check::Order { points } | Check::Convex { points } | Check::Best { points, .. } => points
             .iter()
             .enumerate()
             .map(|(i, p)| (format!("check.points[{i}]"), p.as_str()))
@@ -189,6 +192,9 @@ fn check_values(c: &Check) -> Result<(), String> {
         | Check::Drop { lo, hi, .. } => bounds(*lo, *hi),
         Check::Order { points } if points.len() < 2 => Err(format!(
             "check.points = {points:?}: an ordering needs at least 2 points"
+        )),
+        Check::Convex { points } if points.len() < 3 => Err(format!(
+            "check.points = {points:?}: a growing rate needs at least 3 points"
         )),
         Check::Best { a, points, rel_tol } => {
             if points.len() < 2 {
@@ -402,6 +408,26 @@ fn check_once(c: &Check, prs: &[PointResult], m: &str) -> Option<(bool, String)>
                 .join(" > ");
             (ok, s)
         }
+        Check::Convex { points } => {
+            let vals: Vec<f64> = points
+                .iter()
+                .map(|p| g(p).map(|v| v.0))
+                .collect::<Option<_>>()?;
+            let steps: Vec<f64> = vals.windows(2).map(|w| w[1] - w[0]).collect();
+            let ok = steps.iter().all(|&d| d > 0.0) && steps.windows(2).all(|w| w[1] >= w[0]);
+            let s = points
+                .iter()
+                .zip(&vals)
+                .map(|(p, v)| format!("{p} = {}", fmt(*v)))
+                .collect::<Vec<_>>()
+                .join(" < ");
+            let st = steps
+                .iter()
+                .map(|d| fmt(*d))
+                .collect::<Vec<_>>()
+                .join(" <= ");
+            (ok, format!("{s}; steps {st}"))
+        }
         Check::Best { a, points, rel_tol } => {
             let vals: Vec<f64> = points
                 .iter()
@@ -487,6 +513,9 @@ fn substitute(c: &Check, pat: &str, by: &str) -> Check {
         },
         Check::Greater { a, b } => Check::Greater { a: r(a), b: r(b) },
         Check::Order { points } => Check::Order {
+            points: points.iter().map(r).collect(),
+        },
+        Check::Convex { points } => Check::Convex {
             points: points.iter().map(r).collect(),
         },
         Check::Ratio { a, b, lo, hi } => Check::Ratio {
@@ -851,6 +880,42 @@ flows = [1, 3]
         assert!(!check_once(&best(1, 0.005), &prs, "conf.loss").unwrap().0);
         assert!(!check_once(&best(2, 0.03), &prs, "conf.loss").unwrap().0);
         assert!(check_once(&best(0, 0.0), &prs, "conf.loss").unwrap().0);
+    }
+
+    /// `convex` passes on rising means whose steps do not shrink, fails on a rise that slows
+    /// or a fall, and refuses fewer than 3 points.
+    #[test]
+    fn convex_wants_a_rise_at_a_growing_rate() {
+        let sc = &catalogue()[0];
+        let eval = |vals: [f64; 4]| {
+            let prs: Vec<PointResult> = sc
+                .points
+                .iter()
+                .zip(vals)
+                .map(|(p, v)| PointResult {
+                    point: p.clone(),
+                    runs: Vec::new(),
+                    summary: BTreeMap::from([(
+                        "conf.loss".to_string(),
+                        msll_sim::metrics::Summary {
+                            mean: v,
+                            sd: 0.0,
+                            n: 1,
+                        },
+                    )]),
+                })
+                .collect();
+            let points = prs.iter().map(|p| p.point.label.clone()).collect();
+            check_once(&Check::Convex { points }, &prs, "conf.loss").unwrap()
+        };
+        let (ok, msg) = eval([1.0, 2.0, 3.0, 5.0]);
+        assert!(ok, "{msg}");
+        assert!(msg.contains("steps 1.0000 <= 1.0000 <= 2.0000"), "{msg}");
+        assert!(!eval([1.0, 3.0, 4.0, 5.0]).0, "a slowing rise");
+        assert!(!eval([1.0, 1.0, 2.0, 4.0]).0, "a flat step");
+        assert!(!eval([4.0, 3.0, 2.0, 1.0]).0, "a fall");
+        let two = r#"{ kind = "convex", points = ["LAN1/L1/default", "LAN1/L2/default"] }"#;
+        assert!(error(&claim("conf_two", "conf.loss", two)).contains("at least 3 points"));
     }
 
     #[test]

@@ -181,7 +181,10 @@ fn quicken(p: &mut Point) {
 ///    and Westwood+ runs of session 29 change.
 /// 10: Westwood+'s RTT_min takes the SYN's sample again (leaving it out cost 12 % on an
 ///    error-free link); only Westwood+ and TCP-Real runs (whose epochs use the RTT) change.
-pub const MODEL_REVISION: u32 = 10;
+/// 11: new metrics, no behaviour change: status-RLP runs report `ll.delay_s` and
+///    `ll.delay_all_s` (seed 002 Figs 4.9, 5.3), FTP with `e2e_delay` `ftp.e2e_delay_s` (Fig.
+///    4.8); cached runs without them must not be reused.
+pub const MODEL_REVISION: u32 = 11;
 
 /// One point's fingerprint: what the cache keys a run by, and what the run gives.
 #[derive(Debug, Clone, PartialEq, Eq)]

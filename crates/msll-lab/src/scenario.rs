@@ -310,8 +310,11 @@ pub struct TopologySection {
     /// in front of the wireless hop, seed 003's node A (Eq. 4). No link layer recovers it.
     pub wired_error: Option<ErrorSpec>,
     /// One-way delay of the wired link(s), seconds (default: the wired preset's), e.g. seed 002's
-    /// Internet cloud (0.02 s + a mean 0.01 s Erlang delay, taken at its mean).
+    /// Internet cloud (0.02 s constant).
     pub wired_delay_s: Option<f64>,
+    /// A random delay per packet on the wired link(s) on top of `wired_delay_s`:
+    /// `{ mean_s, k = 2, reorder = false }`, Erlang of shape k (seed 002's Internet: mean 0.01 s).
+    pub wired_extra_delay: Option<presets::ExtraDelay>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -343,6 +346,9 @@ pub struct AppSection {
     pub tick: Option<f64>,
     /// Delayed-ACK sink (default false: one ACK per segment, seed 004).
     pub delayed_ack: Option<bool>,
+    /// FTP: measure each segment's end-to-end delay, first transmission to first arrival
+    /// (`ftp.e2e_delay_s`, seed 002 Fig. 4.8; default false).
+    pub e2e_delay: Option<bool>,
     /// WWW: think time between transactions, seconds or "mah" (HttpThinkTime.cdf); default 0.
     pub think_time: Option<ThinkTimeRef>,
     /// WWW: parallel connections for embedded objects (ns-2 `maxConn_`, default 4).
@@ -842,6 +848,10 @@ impl Scenario {
                 )));
             }
         }
+        if let Some(j) = &raw.topology.wired_extra_delay {
+            j.check()
+                .map_err(|(f, v, r)| err(format!("topology.wired_extra_delay.{f} = {v}: {r}")))?;
+        }
         for (i, f) in raw.figure.iter().enumerate() {
             if f.id.trim().is_empty() {
                 return Err(err(format!("figure[{i}].id = \"\": must not be empty")));
@@ -961,6 +971,7 @@ impl Scenario {
                         if let Some(d) = raw.topology.wired_delay_s {
                             wired.delay_s = d;
                         }
+                        wired.extra_delay = raw.topology.wired_extra_delay;
                         for (tv, nf) in &axes {
                             let apps = raw
                                 .app
@@ -1117,7 +1128,8 @@ fn app_spec(
         }
     };
     // A field of another application kind is a mistake, not something to ignore silently.
-    let given: [(&str, bool); 28] = [
+    let given: [(&str, bool); 29] = [
+        ("e2e_delay", a.e2e_delay.is_some()),
         ("variant", a.variant.is_some()),
         ("vegas_alpha", a.vegas_alpha.is_some()),
         ("vegas_beta", a.vegas_beta.is_some()),
@@ -1178,7 +1190,7 @@ fn app_spec(
             "silence_mean_s",
         ]
         .contains(&f),
-        "ftp" => f == "bytes" || TCP.contains(&f),
+        "ftp" => f == "bytes" || f == "e2e_delay" || TCP.contains(&f),
         "www" => ["think_time", "max_connections", "connections"].contains(&f) || TCP.contains(&f),
         "video" => VIDEO.contains(&f) || TCP.contains(&f),
         _ => true,
@@ -1229,7 +1241,8 @@ fn app_spec(
             })
         }
         "ftp" => {
-            let tcp = tcp_spec(i, a, link)?;
+            let mut tcp = tcp_spec(i, a, link)?;
+            tcp.e2e_delay = a.e2e_delay.unwrap_or(false);
             Ok(AppSpec::Ftp {
                 bytes: pos("bytes", a.bytes, preset.ftp_bytes as i64)? as u64,
                 tcp,

@@ -371,6 +371,21 @@ fn impossible_values_are_named_not_run() {
             format!("{GOOD}\n[sweep]\ntopology = [\"LAN9\"]\n"),
             vec!["sweep.topology = \"LAN9\""],
         ),
+        (
+            "extra-delay-k0",
+            format!("{GOOD}\n[topology]\nwired_extra_delay = {{ mean_s = 0.01, k = 0 }}\n"),
+            vec!["topology.wired_extra_delay.k = 0", "1..=64"],
+        ),
+        (
+            "extra-delay-negative",
+            format!("{GOOD}\n[topology]\nwired_extra_delay = {{ mean_s = -1.0 }}\n"),
+            vec!["topology.wired_extra_delay.mean_s = -1"],
+        ),
+        (
+            "e2e-delay-not-ftp",
+            GOOD.replace("kind = \"conference\"", "kind = \"conference\"\ne2e_delay = true"),
+            vec!["e2e_delay", "does not apply"],
+        ),
     ];
     for (tag, text, needles) in cases {
         assert_one_line_error(tag, &text, &needles);

@@ -710,6 +710,18 @@ impl Endpoint {
             .collect()
     }
 
+    /// Have every service keep its [`crate::service::FrameLog`] (those that keep one).
+    pub fn enable_frame_logs(&mut self) {
+        for s in &mut self.services {
+            s.svc().enable_frame_log();
+        }
+    }
+
+    /// Service `i`'s frame log, if it keeps one and it was enabled.
+    pub fn frame_log(&self, i: usize) -> Option<&crate::service::FrameLog> {
+        self.services.get(i)?.service.get().frame_log()
+    }
+
     /// Set one service's timer factor directly (overrides the scaling until the next change).
     pub fn set_timer_factor(&mut self, service: u8, factor: f64) {
         if let Some(s) = self.services.get_mut(service as usize) {

@@ -217,6 +217,9 @@ impl SimConfig {
             // A MAC access delay draws from a per-replication stream too.
             && self.wireless.mac_access.is_none()
             && self.wired.mac_access.is_none()
+            // So does a random link delay.
+            && self.wireless.extra_delay.is_none()
+            && self.wired.extra_delay.is_none()
             && self.traffic_streams == TrafficStreams::Fixed
     }
 

@@ -34,6 +34,48 @@ pub struct LinkSpec {
     /// A medium-access delay before every frame (seed 002 sec. 3.2.2); none by default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mac_access: Option<MacAccess>,
+    /// A random extra delay per packet on top of `delay_s` (seed 002 sec. 1.7); none by default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extra_delay: Option<ExtraDelay>,
+}
+
+/// A random one-way delay added to each packet's propagation delay: Erlang with shape `k` and
+/// mean `mean_s` (k = 1: exponential). Seed 002's Internet cloud (seed002.md sec. 1.7, after
+/// Manzoni, Ghosal & Serazzi 1995): 0.02 s constant + Erlang of mean 0.01 s, shape not given
+/// (A3: k = 2 recommended). Packets keep their order unless `reorder` (A4: FIFO recommended): a
+/// packet never arrives before the one sent ahead of it on the same link direction.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExtraDelay {
+    /// Mean of the random part, seconds.
+    pub mean_s: f64,
+    /// Erlang shape (stages), 1..=64.
+    #[serde(default = "erlang_k")]
+    pub k: u32,
+    /// Let a packet overtake the one ahead of it when it draws a shorter delay.
+    #[serde(default)]
+    pub reorder: bool,
+}
+
+fn erlang_k() -> u32 {
+    2
+}
+
+impl ExtraDelay {
+    /// The first problem, as (field, value, reason).
+    pub fn check(&self) -> Result<(), (&'static str, String, &'static str)> {
+        if !(self.mean_s.is_finite() && (0.0..=3600.0).contains(&self.mean_s)) {
+            return Err((
+                "mean_s",
+                self.mean_s.to_string(),
+                "must be 0..=3600 seconds",
+            ));
+        }
+        if !(1..=64).contains(&self.k) {
+            return Err(("k", self.k.to_string(), "must be 1..=64"));
+        }
+        Ok(())
+    }
 }
 
 /// Seed 002's MAC (seed002.md sec. 1.5): a frame handed to the MAC waits an exponentially
@@ -208,6 +250,7 @@ impl WirelessPreset {
             frame_payload: self.frame_payload,
             error,
             mac_access: None,
+            extra_delay: None,
         })
     }
 }
@@ -227,6 +270,7 @@ pub fn wired(name: &str, frame_payload: usize) -> Option<LinkSpec> {
         frame_payload,
         error: ErrorSpec::None,
         mac_access: None,
+        extra_delay: None,
     })
 }
 

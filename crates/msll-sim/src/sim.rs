@@ -118,6 +118,37 @@ impl MacDelay {
     }
 }
 
+/// A random extra delay per packet (`presets::ExtraDelay`), from its own stream.
+struct Jitter {
+    mean_s: f64,
+    k: u32,
+    reorder: bool,
+    rng: crate::rng::SimRng,
+    /// Arrival of the last packet sent (FIFO: no packet arrives before it).
+    last: Instant,
+}
+
+impl Jitter {
+    /// The arrival of a packet that would arrive at `arrive` over the constant delay.
+    #[cold]
+    #[inline(never)]
+    fn apply(&mut self, arrive: Instant) -> Instant {
+        use rand::Rng;
+        // Erlang(k, mean): the sum of k exponentials of mean mean/k, each by inverse transform
+        // of a uniform in (0, 1] (never ln(0)).
+        let stage = self.mean_s / self.k as f64;
+        let d: f64 = (0..self.k)
+            .map(|_| -(1.0 - self.rng.random::<f64>()).ln() * stage)
+            .sum();
+        let mut t = arrive + Duration::from_secs_f64(d);
+        if !self.reorder {
+            t = t.max(self.last);
+        }
+        self.last = t;
+        t
+    }
+}
+
 /// Per-direction link counters.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct LinkCounters {
@@ -138,6 +169,8 @@ struct Iface {
     error: ErrorModel,
     /// Seed 002's MAC access delay, if this sender has one.
     mac: Option<Box<MacDelay>>,
+    /// A random extra propagation delay (seed 002's Internet), if the link has one.
+    jitter: Option<Box<Jitter>>,
     kind: IfaceKind,
     ipq: VecDeque<Packet>,
     /// `IpQueues::PerService`: per-service IP queues and their SCFQ (instead of `ipq`).
@@ -338,6 +371,13 @@ fn link_info(l: &LinkSpec) -> Result<(DataRate, Duration), SpecError> {
             reason: "must be >= 0".into(),
         });
     }
+    if let Some(j) = l.extra_delay {
+        j.check().map_err(|(f, v, r)| SpecError {
+            field: format!("extra_delay.{f}"),
+            value: v,
+            reason: r.into(),
+        })?;
+    }
     if let Some(m) = l.mac_access {
         if !(m.mean_s.is_finite() && (0.0..=3600.0).contains(&m.mean_s)) {
             return Err(SpecError {
@@ -445,12 +485,14 @@ impl Simulation {
                         frame_payload: spec.frame_payload,
                     };
                     let pacing = cfg.pacing.then_some(rate);
-                    let ep = match &cfg.msll {
+                    let mut ep = match &cfg.msll {
                         // seed 004 ch. 6/7: every wireless interface runs the same set of
                         // services; the role tells Snoop which end is the base station.
                         Some(m) => m.build(&info, role, pacing),
                         None => Endpoint::single(cfg.scheme.build(&info, role), pacing),
                     };
+                    // `ll.delay_s` (seed 002 Figs 4.9, 5.3), from the schemes that log frames.
+                    ep.enable_frame_logs();
                     IfaceKind::Msll(Box::new(ep))
                 } else {
                     IfaceKind::Plain
@@ -473,6 +515,18 @@ impl Simulation {
                             )),
                         })
                     });
+                let jitter = spec.extra_delay.filter(|j| j.mean_s > 0.0).map(|j| {
+                    Box::new(Jitter {
+                        mean_s: j.mean_s,
+                        k: j.k,
+                        reorder: j.reorder,
+                        rng: streams.per_replication(&format!(
+                            "delay/link{li}/{}",
+                            if dir == 0 { "fwd" } else { "rev" }
+                        )),
+                        last: Instant::ZERO,
+                    })
+                });
                 let id = sim.ifaces.len();
                 sim.ifaces.push(Iface {
                     node: from,
@@ -482,6 +536,7 @@ impl Simulation {
                     delay,
                     error,
                     mac,
+                    jitter,
                     kind,
                     ipq: VecDeque::new(),
                     ipsched: match (&cfg.msll, cfg.ip_queues) {
@@ -1303,7 +1358,10 @@ impl Simulation {
         f.counters.frames += 1;
         f.counters.bytes += len as u64;
         self.counters.hops += 1;
-        let arrive = end + f.delay;
+        let mut arrive = end + f.delay;
+        if let Some(j) = f.jitter.as_deref_mut() {
+            arrive = j.apply(arrive);
+        }
         let peer = f.peer;
         let kind = match &payload {
             Payload::Packet(_) => "ip",
@@ -1314,7 +1372,9 @@ impl Simulation {
             self.ifaces[i].counters.lost += 1;
             self.trace('e', i, kind, len, || payload.trace_id());
         } else {
-            // A link's arrivals come in transmission order (one transmitter, constant delay).
+            // A link's arrivals come in transmission order (one transmitter, a constant delay or
+            // a FIFO random one); a reordering random delay's go through the heap
+            // (`push_fifo` keeps the order for any input).
             self.queue.push_fifo(i, arrive, Ev::Arrive(peer, payload));
         }
     }
@@ -1573,6 +1633,43 @@ impl Simulation {
             }
         }
         s
+    }
+
+    /// Seed 002's average link-layer transmission delay (Figs 4.9, 5.3; seed002.md sec. 1.9):
+    /// first transmission of a data frame to its first receipt, abandoned frames left out, from
+    /// the frame logs of the schemes that keep one (status-RLP). `ll.delay_s` is the forward
+    /// direction (base station to host: the data of a download), `ll.delay_all_s` both.
+    fn frame_delay_metrics(&self, r: &mut RunResult) {
+        let (mut fwd, mut all) = (
+            msll_proto::service::FrameDelays::default(),
+            msll_proto::service::FrameDelays::default(),
+        );
+        let mut logged = false;
+        for f in self.ifaces.iter().filter(|f| f.wireless) {
+            let peer = &self.ifaces[f.peer];
+            let (IfaceKind::Msll(tx), IfaceKind::Msll(rx)) = (&f.kind, &peer.kind) else {
+                continue;
+            };
+            for i in 0..tx.services() {
+                let (Some(a), Some(b)) = (tx.frame_log(i), rx.frame_log(i)) else {
+                    continue;
+                };
+                logged = true;
+                let d = a.delays(b);
+                for acc in [&mut all]
+                    .into_iter()
+                    .chain((f.node < peer.node).then_some(&mut fwd))
+                {
+                    acc.sum_s += d.sum_s;
+                    acc.received += d.received;
+                    acc.abandoned += d.abandoned;
+                }
+            }
+        }
+        if logged {
+            r.set("ll.delay_s", fwd.mean_s());
+            r.set("ll.delay_all_s", all.mean_s());
+        }
     }
 
     /// Seed 003 sec. 4's metrics of each video app over its window (`app::video`).
@@ -1847,9 +1944,26 @@ impl Simulation {
             Agent::TcpSrc(s) => Some(s),
             _ => None,
         });
+        // FTP apps add their sender and sink one after the other: the k-th of each pair up.
+        let mut tcp_sinks = self.agents.iter().filter_map(|a| match &a.agent {
+            Agent::TcpSink(s) => Some(s),
+            _ => None,
+        });
         for (k, s) in tcp_sources.enumerate() {
             let p = metric_prefix("ftp", k);
             let st = s.stats();
+            if let Some(sink) = tcp_sinks.next().filter(|_| s.config().e2e_delay) {
+                // Seed 002 Fig. 4.8: mean of first arrival - first transmission per packet.
+                let ks = sink.stats();
+                r.set(
+                    &format!("{p}.e2e_delay_s"),
+                    if ks.e2e_delay_samples > 0 {
+                        ks.e2e_delay_sum_s / ks.e2e_delay_samples as f64
+                    } else {
+                        f64::NAN
+                    },
+                );
+            }
             let app_bytes = st.bytes_acked as f64;
             let secs = match (st.first_send, st.last_new_ack) {
                 (Some(a), Some(b)) => (b - a).as_secs_f64(),
@@ -1969,6 +2083,7 @@ impl Simulation {
         for (name, v) in self.scheme_stats().fields() {
             r.set(&format!("ll.{name}"), v as f64);
         }
+        self.frame_delay_metrics(&mut r);
         self.msll_results(&mut r);
         r.set("sim.events", self.engine_counters().events as f64);
         r.set("sim.hops", self.counters.hops as f64);

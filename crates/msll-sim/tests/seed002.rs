@@ -3,7 +3,7 @@
 
 use msll_proto::SchemeConfig;
 use msll_sim::error_model::{ErrorSpec, InitialState};
-use msll_sim::presets::{MacAccess, MacSides, Topology};
+use msll_sim::presets::{ExtraDelay, MacAccess, MacSides, Topology};
 use msll_sim::tcp::TcpConfig;
 use msll_sim::{AppSpec, RunResult, SimConfig, Simulation};
 
@@ -66,6 +66,76 @@ fn mac_access_delay_stretches_each_frame() {
     assert!((0.47..0.56).contains(&both), "both sides: {both}");
     let host = with(MacSides::Host);
     assert!((0.97..1.0).contains(&host), "host only: {host}");
+}
+
+/// Forward wired packets (FH -> BS) as (send time, arrival time), matched by IP ident in the
+/// ns-2-like trace, in sending order.
+fn wired_delays(cfg: &SimConfig) -> Vec<(f64, f64)> {
+    let buf = Buf::default();
+    let mut sim = Simulation::new(cfg, std::path::Path::new(".")).unwrap();
+    sim.set_trace(Box::new(buf.clone()));
+    sim.run();
+    let text = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
+    let mut sent: Vec<(u32, f64)> = Vec::new();
+    let mut arrived = std::collections::HashMap::new();
+    for line in text.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if (f[2], f[3], f[4]) != ("0", "1", "ip") {
+            continue;
+        }
+        let (t, id) = (f[1].parse::<f64>().unwrap(), f[6].parse::<u32>().unwrap());
+        match f[0] {
+            "-" => sent.push((id, t)),
+            "r" => {
+                arrived.insert(id, t);
+            }
+            _ => {}
+        }
+    }
+    sent.iter().map(|&(id, t)| (t, arrived[&id])).collect()
+}
+
+/// Seed 002's Internet delay (sec. 1.7, A3/A4): 0.02 s + Erlang(k = 2) of mean 0.01 s per
+/// packet. Allowed to reorder, the random part has the Erlang's mean (0.01 s) and variance
+/// (mean^2 / k = 5e-5 s^2); in FIFO order (the default) no packet overtakes another and each
+/// takes at least its own draw, so the mean is at least as large.
+#[test]
+fn internet_delay_is_erlang_and_fifo() {
+    let cfg = |reorder| {
+        let mut c = wong(0, 300_000);
+        c.wired.delay_s = 0.02;
+        c.wired.extra_delay = Some(ExtraDelay {
+            mean_s: 0.01,
+            k: 2,
+            reorder,
+        });
+        assert!(
+            !c.replication_invariant(),
+            "the delay draws per replication"
+        );
+        c
+    };
+    // 552 bytes at 10 Mbit/s, then the constant 20 ms.
+    let fixed = 552.0 * 8.0 / 10e6 + 0.02;
+    let free = wired_delays(&cfg(true));
+    let extra: Vec<f64> = free.iter().map(|(s, a)| a - s - fixed).collect();
+    let n = extra.len() as f64;
+    assert!(n > 500.0, "{n} packets");
+    let m = extra.iter().sum::<f64>() / n;
+    let v = extra.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0);
+    // The mean of n draws has sd 0.0071 / sqrt(n) (< 0.3 ms here): 4 sds.
+    assert!((m - 0.01).abs() < 4.0 * 0.00707 / n.sqrt(), "mean {m}");
+    assert!((v / 5e-5 - 1.0).abs() < 0.25, "variance {v}");
+    assert!(extra.iter().all(|&x| x > -1e-9));
+    let fifo = wired_delays(&cfg(false));
+    assert!(fifo.windows(2).all(|w| w[1].1 >= w[0].1), "overtaken");
+    let mf = fifo.iter().map(|(s, a)| a - s - fixed).sum::<f64>() / fifo.len() as f64;
+    assert!(mf >= m - 4.0 * 0.00707 / n.sqrt(), "FIFO mean {mf} vs {m}");
+    let overtaken = free.windows(2).filter(|w| w[1].1 < w[0].1).count();
+    assert!(
+        overtaken > 0,
+        "with reordering some packet overtakes another"
+    );
 }
 
 /// How close in time a delivery and a loss must be to count as a disagreement.

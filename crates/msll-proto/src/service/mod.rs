@@ -103,6 +103,76 @@ pub trait Service {
     fn as_raw(&self) -> Option<&raw::Raw> {
         None
     }
+
+    /// Start keeping this end's [`FrameLog`], from which a driver that sees both ends of a link
+    /// computes the link-layer transmission delay (seed 002 Figs 4.9 and 5.3: first transmission
+    /// of a data frame to its first successful receipt). The log grows with every data frame, so
+    /// only the simulator turns it on. Default: a scheme that keeps none.
+    fn enable_frame_log(&mut self) {}
+    /// The log, if this scheme keeps one and it was enabled.
+    fn frame_log(&self) -> Option<&FrameLog> {
+        None
+    }
+}
+
+/// Data-frame events of one end of a link, in time order: what it first transmitted (as a
+/// sender) and what it resolved (as a receiver: received for the first time, or abandoned by a
+/// best-effort scheme). Sequence numbers are the scheme's, modulo its number space.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FrameLog {
+    /// (sequence number, start of the first transmission).
+    pub first_tx: Vec<(u32, Instant)>,
+    /// (sequence number, time, received: false = abandoned).
+    pub resolved: Vec<(u32, Instant, bool)>,
+}
+
+/// Link-layer transmission delays of one direction ([`FrameLog::delays`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct FrameDelays {
+    /// Sum over frames received of (first receipt - first transmission), in seconds.
+    pub sum_s: f64,
+    /// Frames received.
+    pub received: u64,
+    /// Frames abandoned (left out of the delay, seed002.md sec. 1.9 REC).
+    pub abandoned: u64,
+}
+
+impl FrameDelays {
+    /// Mean delay of the frames received (NaN if none).
+    pub fn mean_s(&self) -> f64 {
+        if self.received > 0 {
+            self.sum_s / self.received as f64
+        } else {
+            f64::NAN
+        }
+    }
+}
+
+impl FrameLog {
+    /// Pair this sender's first transmissions with `receiver`'s resolutions. A scheme reuses a
+    /// sequence number only after the receiver resolved the frame that last carried it, and
+    /// sends new frames in sequence order (so a frame resolved was first sent), hence the k-th
+    /// resolution of number s belongs to the k-th first transmission of s. Frames still
+    /// unresolved at the end are left out.
+    pub fn delays(&self, receiver: &FrameLog) -> FrameDelays {
+        let mut sent: std::collections::HashMap<u32, VecDeque<Instant>> = Default::default();
+        for &(seq, t) in &self.first_tx {
+            sent.entry(seq).or_default().push_back(t);
+        }
+        let mut d = FrameDelays::default();
+        for &(seq, t, received) in &receiver.resolved {
+            let Some(t0) = sent.get_mut(&seq).and_then(|q| q.pop_front()) else {
+                continue;
+            };
+            if received {
+                d.sum_s += t.saturating_since(t0).as_secs_f64();
+                d.received += 1;
+            } else {
+                d.abandoned += 1;
+            }
+        }
+        d
+    }
 }
 
 /// What a service hands on: frames to the scheduler and packets to the multiplexer.

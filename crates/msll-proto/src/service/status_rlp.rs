@@ -40,7 +40,7 @@ use std::collections::VecDeque;
 use crate::buf::Buf;
 use serde::{Deserialize, Serialize};
 
-use super::{Outbox, ScaledTimers, SentKind, Service, ServiceStats};
+use super::{FrameLog, Outbox, ScaledTimers, SentKind, Service, ServiceStats};
 use crate::packet::Packet;
 use crate::time::{earliest, Duration, Instant};
 use crate::wire::status_rlp::{StatusFrame, STATUS_DATA_HEADER, STATUS_MAX_BITMAP};
@@ -109,6 +109,8 @@ struct TxSlot {
     last_tx: Option<Instant>,
     /// Queued for retransmission or handed to the scheduler: not to be queued again.
     pending: bool,
+    /// Transmitted at least once (the frame log records the first transmission).
+    sent_once: bool,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -154,6 +156,8 @@ pub struct StatusRlp {
     /// Holes in detection order (= sequence order), with the time each was detected.
     holes: VecDeque<(Instant, u8)>,
     stats: ServiceStats,
+    /// Seed 002 Figs 4.9/5.3's link-layer delay (`Service::enable_frame_log`; `None`: off).
+    log: Option<Box<FrameLog>>,
 }
 
 impl StatusRlp {
@@ -182,6 +186,7 @@ impl StatusRlp {
             rx_span: 0,
             holes: VecDeque::new(),
             stats: ServiceStats::default(),
+            log: None,
         }
     }
 
@@ -241,6 +246,7 @@ impl StatusRlp {
                     acked: false,
                     last_tx: None,
                     pending: true,
+                    sent_once: false,
                 });
                 let kind = SentKind::Data(payload.len());
                 self.send(
@@ -262,6 +268,12 @@ impl StatusRlp {
             if let Some(slot) = self.tx.get_mut(i as usize) {
                 slot.last_tx = Some(now);
                 slot.pending = false;
+                if !slot.sent_once {
+                    slot.sent_once = true;
+                    if let Some(log) = self.log.as_deref_mut() {
+                        log.first_tx.push((seq as u32, now));
+                    }
+                }
             }
         }
     }
@@ -351,6 +363,9 @@ impl StatusRlp {
             }
             self.rx_span = d + 1;
         }
+        if let Some(log) = self.log.as_deref_mut() {
+            log.resolved.push((seq as u32, now, true));
+        }
         match self.cfg.sequencing {
             Sequencing::InSequence => self.rx[d] = RxSlot::Received(Some(payload)),
             Sequencing::NonSequencing => {
@@ -394,6 +409,9 @@ impl StatusRlp {
             if d < self.rx_span && matches!(self.rx[d], RxSlot::Missing) {
                 self.rx[d] = RxSlot::Abandoned;
                 self.stats.give_ups += 1;
+                if let Some(log) = self.log.as_deref_mut() {
+                    log.resolved.push((seq as u32, now, false));
+                }
                 any = true;
             }
         }
@@ -483,6 +501,14 @@ impl Service for StatusRlp {
 
     fn header_overhead(&self) -> usize {
         STATUS_DATA_HEADER
+    }
+
+    fn enable_frame_log(&mut self) {
+        self.log.get_or_insert_with(Default::default);
+    }
+
+    fn frame_log(&self) -> Option<&FrameLog> {
+        self.log.as_deref()
     }
 }
 

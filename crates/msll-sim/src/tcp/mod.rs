@@ -227,6 +227,12 @@ pub struct TcpConfig {
     /// `reset()` semantics of 2.35 (ns2-semantics.md 1.3): also forget `rtt_seq_` and cancel the
     /// rtx timer. 2.1b4 (false) keeps both, so a reused agent can take a stale first RTT sample.
     pub full_reset: bool,
+    /// Measure the end-to-end delay of each segment (seed 002 Fig. 4.8, seed002.md sec. 1.9):
+    /// from the sender's first transmission of it to its first arrival at the sink. The sender
+    /// writes that first-transmission time into the segment's first payload bytes (data packets
+    /// of at least 48 bytes; the seeds' payload bytes carry nothing else) and the sink reads it.
+    /// Off by default: a measurement, not ns-2 behaviour.
+    pub e2e_delay: bool,
     /// Receiver options.
     pub sink: SinkConfig,
 }
@@ -275,6 +281,7 @@ impl TcpConfig {
             restart_bugfix: true,
             timeout_cwnd_floor: false,
             full_reset: false,
+            e2e_delay: false,
             sink: SinkConfig::default(),
         }
     }
@@ -542,6 +549,27 @@ pub(crate) fn build_segment(
     window: u16,
     len: usize,
 ) -> Packet {
+    build_segment_with(flow, tos, ident, seq, ack, flags, window, len, |_| {})
+}
+
+/// First payload bytes of a data segment that carry its first-transmission time (nanoseconds
+/// + 1, little endian; 0 = no stamp) when [`TcpConfig::e2e_delay`] is on.
+pub(crate) const STAMP_BYTES: std::ops::Range<usize> = HEADER_BYTES..HEADER_BYTES + 8;
+
+/// [`build_segment`] with `payload` called on the bytes after the headers.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub(crate) fn build_segment_with(
+    flow: FlowAddr,
+    tos: u8,
+    ident: u16,
+    seq: u32,
+    ack: u32,
+    flags: u8,
+    window: u16,
+    len: usize,
+    payload: impl FnOnce(&mut [u8]),
+) -> Packet {
     debug_assert!((HEADER_BYTES..=u16::MAX as usize).contains(&len));
     // Headers written straight into the packet's one allocation (`Buf::zeroed_with`).
     Packet::new(msll_proto::Buf::zeroed_with(len, |buf| {
@@ -566,6 +594,7 @@ pub(crate) fn build_segment(
             header_len: 20,
         }
         .emit(&mut buf[20..40]);
+        payload(&mut buf[HEADER_BYTES..]);
     }))
 }
 

@@ -23,8 +23,8 @@ use super::rate::{EpochAction, RateCtl, RateKind};
 use super::rtt::RttEstimator;
 use super::vegas::Vegas;
 use super::{
-    build_segment, parse_segment, secs, unwrap_seq, wire_seq, FlowAddr, TcpConfig, TcpConfigError,
-    TcpVariant,
+    build_segment_with, parse_segment, secs, unwrap_seq, wire_seq, FlowAddr, TcpConfig,
+    TcpConfigError, TcpVariant,
 };
 
 /// ns-2's "infinite" transfer: `send -1` sets `curseq_` to 2^30 packets (1.3).
@@ -165,6 +165,9 @@ pub struct TcpSender {
     vegas: Option<Box<Vegas>>,
     /// Westwood+ / TCP-Real measurement state (`rate.rs`); `None` for Reno and Vegas.
     rate: Option<Box<RateCtl>>,
+    /// First-transmission times by packet number, a ring tagged with the packet (`e2e_delay`
+    /// on; `None` otherwise): every packet sent again is within the window of the highest sent.
+    first_sent: Option<Box<[(i64, Instant)]>>,
     // --- driver side ---
     out: VecDeque<Packet>,
     ident: u16,
@@ -231,6 +234,12 @@ impl TcpSender {
                 }))),
                 _ => None,
             },
+            first_sent: cfg.e2e_delay.then(|| {
+                // Twice the window, a power of two, at most 2^16 entries (a larger window
+                // leaves its oldest retransmissions unstamped).
+                let n = (cfg.window as usize).saturating_mul(2).clamp(2, 1 << 16);
+                vec![(-1, Instant::ZERO); n.next_power_of_two()].into_boxed_slice()
+            }),
             out: VecDeque::new(),
             ident: 0,
             stats: SenderStats::default(),
@@ -446,6 +455,24 @@ impl TcpSender {
         self.trace.as_mut().map(std::mem::take).unwrap_or_default()
     }
 
+    /// The stamp for packet `seq` sent now (`e2e_delay`): its first transmission's time in
+    /// nanoseconds + 1; 0 (no stamp) for a retransmission whose first time has left the ring.
+    #[cold]
+    #[inline(never)]
+    fn first_send_stamp(&mut self, now: Instant, seq: i64) -> u64 {
+        let Some(ring) = self.first_sent.as_deref_mut() else {
+            return 0;
+        };
+        let slot = &mut ring[seq as usize & (ring.len() - 1)];
+        if seq > self.maxseq || slot.0 != seq {
+            if seq <= self.maxseq {
+                return 0;
+            }
+            *slot = (seq, now);
+        }
+        slot.1.as_nanos() + 1
+    }
+
     fn record(&mut self, now: Instant, kind: TraceKind, seq: i64) {
         if let Some(t) = self.trace.as_mut() {
             t.push(TraceEvent {
@@ -520,7 +547,12 @@ impl TcpSender {
             TcpRepr::PSH | TcpRepr::ACK
         };
         let advertised = (self.cfg.window as u64 * self.cfg.segment_size as u64).min(0xffff) as u16;
-        let pkt = build_segment(
+        let stamp = if self.first_sent.is_some() {
+            self.first_send_stamp(now, seq)
+        } else {
+            0
+        };
+        let pkt = build_segment_with(
             self.flow,
             self.cfg.ds_byte,
             self.ident,
@@ -529,6 +561,7 @@ impl TcpSender {
             flags,
             advertised,
             len,
+            |payload| write_stamp(payload, stamp),
         );
         self.ident = self.ident.wrapping_add(1);
         self.out.push_back(pkt);
@@ -880,7 +913,12 @@ impl TcpSender {
         }
         let len = self.cfg.segment_size;
         let advertised = (self.cfg.window as u64 * self.cfg.segment_size as u64).min(0xffff) as u16;
-        let pkt = build_segment(
+        let stamp = if self.first_sent.is_some() {
+            self.first_send_stamp(now, seq)
+        } else {
+            0
+        };
+        let pkt = build_segment_with(
             self.flow,
             self.cfg.ds_byte,
             self.ident,
@@ -889,6 +927,7 @@ impl TcpSender {
             TcpRepr::PSH | TcpRepr::ACK,
             advertised,
             len,
+            |payload| write_stamp(payload, stamp),
         );
         self.ident = self.ident.wrapping_add(1);
         if let Some(v) = self.vegas.as_deref_mut() {
@@ -1073,6 +1112,17 @@ impl TcpSender {
         };
         self.record(now, kind, self.highest_ack);
         self.send_much(now);
+    }
+}
+
+/// Writes a first-transmission stamp (`TcpSender::first_send_stamp`) into a segment's payload;
+/// nothing for 0 or a payload shorter than the stamp.
+#[inline(always)]
+fn write_stamp(payload: &mut [u8], stamp: u64) {
+    if stamp != 0 {
+        if let Some(b) = payload.get_mut(..8) {
+            b.copy_from_slice(&stamp.to_le_bytes());
+        }
     }
 }
 

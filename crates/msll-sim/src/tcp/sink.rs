@@ -41,6 +41,10 @@ pub struct SinkStats {
     pub malformed: u64,
     /// When the last in-order delivery happened.
     pub last_delivery: Option<Instant>,
+    /// End-to-end delays (`TcpConfig::e2e_delay`): first arrival of a packet minus its first
+    /// transmission, summed over the packets that carried a stamp, and their number.
+    pub e2e_delay_sum_s: f64,
+    pub e2e_delay_samples: u64,
 }
 
 /// One-way TCP receiver with ns-2 semantics.
@@ -114,6 +118,9 @@ impl TcpSink {
             return None;
         }
         self.stats.packets_received += 1;
+        if self.cfg.e2e_delay {
+            self.e2e_sample(now, seq, pkt);
+        }
         self.update(now, seq);
 
         let sc = &self.cfg.sink;
@@ -203,6 +210,31 @@ impl TcpSink {
         self.stats.delivered_packets += delivered;
         self.stats.delivered_bytes += delivered * self.cfg.segment_size as u64;
         self.stats.last_delivery = Some(now);
+    }
+
+    /// Seed 002 Fig. 4.8's end-to-end delay of packet `seq`, if this is its first arrival (one
+    /// `update` will record: not delivered, not held, not beyond 2.1b4's ring) and it carries
+    /// its first transmission's time (`super::STAMP_BYTES`).
+    #[cold]
+    #[inline(never)]
+    fn e2e_sample(&mut self, now: Instant, seq: i64, pkt: &Packet) {
+        let beyond_ring = self
+            .cfg
+            .sink
+            .buffer_slots
+            .is_some_and(|slots| seq > self.next && seq - self.next >= slots as i64 - 1);
+        if seq < self.next || self.is_held(seq) || beyond_ring {
+            return;
+        }
+        let Some(b) = pkt.as_slice().get(super::STAMP_BYTES) else {
+            return;
+        };
+        let stamp = u64::from_le_bytes(b.try_into().expect("8 bytes"));
+        if stamp == 0 || stamp - 1 > now.as_nanos() {
+            return;
+        }
+        self.stats.e2e_delay_sum_s += (now.as_nanos() - (stamp - 1)) as f64 * 1e-9;
+        self.stats.e2e_delay_samples += 1;
     }
 
     /// Whether packet `seq` (above `next`) is held.

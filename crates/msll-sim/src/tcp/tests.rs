@@ -619,6 +619,8 @@ pub(super) struct Run {
     pub first_sends: Vec<(i64, Instant, usize)>,
     /// (packet number, time, bytes) of every transmission, in order.
     pub sends: Vec<(i64, Instant, usize)>,
+    /// (packet number, time) of each packet's first arrival at the sink.
+    pub first_arrivals: Vec<(i64, Instant)>,
 }
 
 /// Drive a sender and a sink over `fwd` / `rev` paths until `n` packets are acknowledged (or
@@ -674,6 +676,8 @@ pub(super) fn run_pipe_lossy_acks(
     let mut tx_count: BTreeMap<i64, u32> = BTreeMap::new();
     let mut first_sends = vec![];
     let mut sends = vec![];
+    let mut first_arrivals = vec![];
+    let mut arrived = std::collections::BTreeSet::new();
     let mut sender_wake: Option<Instant> = None;
     let mut sink_wake: Option<Instant> = None;
     s.send(Instant::ZERO, n);
@@ -720,7 +724,17 @@ pub(super) fn run_pipe_lossy_acks(
         }
         now = t;
         let ack = match ev {
-            Ev::AtSink(p) => k.handle_data(now, &p),
+            Ev::AtSink(p) => {
+                let seq = unwrap_seq(
+                    parse_segment(&p).unwrap().seq,
+                    k.cumulative_ack() + 1,
+                    cfg.segment_size,
+                );
+                if arrived.insert(seq) {
+                    first_arrivals.push((seq, now));
+                }
+                k.handle_data(now, &p)
+            }
             Ev::WakeSink => k.handle_timeout(now),
             Ev::AtSender(p) => {
                 s.handle_ack(now, &p);
@@ -744,6 +758,7 @@ pub(super) fn run_pipe_lossy_acks(
         sink: k,
         first_sends,
         sends,
+        first_arrivals,
     }
 }
 
@@ -825,6 +840,53 @@ fn lossy_pipe_recovers_every_packet() {
         assert!(s.stats().fast_retransmits > 0);
         assert!(s.stats().retransmissions >= 2000 / 37);
         assert!(!s.trace().is_empty());
+    }
+}
+
+/// Seed 002 Fig. 4.8's end-to-end delay (`TcpConfig::e2e_delay`): the sink's mean equals the mean
+/// of first arrival - first transmission over every packet, computed here from the pipe's own
+/// record, retransmitted packets (whose delay includes their recovery) included.
+#[test]
+fn e2e_delay_is_first_arrival_minus_first_send() {
+    for base in [TcpConfig::dissertation(SEG), TcpConfig::ns2_2_35(SEG)] {
+        let cfg = TcpConfig {
+            e2e_delay: true,
+            ..base.clone()
+        };
+        let paths = || {
+            (
+                Path(vec![Hop::new(2_000_000, Duration::from_millis(3))]),
+                Path(vec![Hop::new(2_000_000, Duration::from_millis(3))]),
+            )
+        };
+        let lossy = |seq: i64, k: u32| (k == 1 && seq % 37 == 5) || (k == 2 && seq % 185 == 5);
+        let (f, r) = paths();
+        let run = run_pipe(cfg, f, r, 2000, at(10_000.0), lossy);
+        assert!(run.sender.is_done());
+        let first: BTreeMap<i64, Instant> =
+            run.first_sends.iter().map(|&(q, t, _)| (q, t)).collect();
+        // The 2.35 SYN carries no payload, hence no stamp.
+        let data: Vec<f64> = run
+            .first_arrivals
+            .iter()
+            .filter(|(q, _)| !(base.syn && *q == 0))
+            .map(|(q, t)| (*t - first[q]).as_secs_f64())
+            .collect();
+        let st = run.sink.stats();
+        assert_eq!(st.e2e_delay_samples, data.len() as u64);
+        assert_eq!(data.len(), 2000);
+        let want = data.iter().sum::<f64>() / data.len() as f64;
+        let got = st.e2e_delay_sum_s / st.e2e_delay_samples as f64;
+        assert!((got - want).abs() < 1e-9, "{got} vs {want}");
+        // Retransmitted packets waited: the mean is above the loss-free one-way time.
+        let one_way = SEG as f64 * 8.0 / 2e6 + 0.003;
+        let worst = data.iter().cloned().fold(0.0, f64::max);
+        assert!(want > one_way && worst > 0.05, "{want} {worst}");
+        // Off (the default): no stamp, no sample, and the same run.
+        let (f, r) = paths();
+        let plain = run_pipe(base, f, r, 2000, at(10_000.0), lossy);
+        assert_eq!(plain.sink.stats().e2e_delay_samples, 0);
+        assert_eq!(plain.sends, run.sends);
     }
 }
 

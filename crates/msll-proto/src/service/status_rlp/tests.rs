@@ -92,6 +92,8 @@ proptest! {
         let seq = if nonseq { Sequencing::NonSequencing } else { Sequencing::InSequence };
         let cfg = scheme(15, seq, Some(mrd_ms));
         let mut p = pair(&cfg, iid(seed, per_mille));
+        p.a.enable_frame_log();
+        p.b.enable_frame_log();
         for i in 0..n {
             p.send_at(true, Instant::from_secs_f64(i as f64 * 0.02), numbered(i as u32, 132));
         }
@@ -112,7 +114,57 @@ proptest! {
         prop_assert_eq!(got.len() as u64 + p.b.stats().give_ups, n as u64);
         prop_assert!(p.delivered[1].iter().all(|(_, q)| *q == numbered(number_of(q), q.len())));
         prop_assert_eq!(p.a.stats().protocol_errors + p.b.stats().protocol_errors, 0);
+        // The frame logs pair every packet: received or abandoned, each delay at least the
+        // frame's air time (134 bytes at 19.2 kbit/s).
+        let (la, lb) = (p.a.frame_log().unwrap(), p.b.frame_log().unwrap());
+        prop_assert_eq!(la.first_tx.len(), n);
+        let d = la.delays(lb);
+        prop_assert_eq!(d.received, got.len() as u64);
+        prop_assert_eq!(d.abandoned, p.b.stats().give_ups);
+        if d.received > 0 {
+            prop_assert!(d.mean_s() >= 134.0 * 8.0 / 19_200.0 - 1e-9, "{}", d.mean_s());
+        }
     }
+}
+
+/// The link-layer delay (seed 002 Fig. 4.9) of a frame sent on an idle, error-free link is its
+/// air time; a frame lost once waits for a status after MTBT and its retransmission's air time.
+#[test]
+fn frame_log_gives_the_link_layer_delay() {
+    let cfg = scheme(15, Sequencing::InSequence, None);
+    // Lose the first transmission of packet 3's frame (the 4th data frame forward).
+    let mut data_frames = 0u64;
+    let mut p = pair(&cfg, move |dir, _, f| {
+        if dir == Dir::AtoB && StatusFrame::data_seq(f).is_some() {
+            data_frames += 1;
+            return data_frames == 4;
+        }
+        false
+    });
+    p.a.enable_frame_log();
+    p.b.enable_frame_log();
+    for i in 0..6 {
+        p.send_at(
+            true,
+            Instant::from_secs_f64(1.0 + i as f64),
+            numbered(i, 100),
+        );
+    }
+    p.run_until(Instant::from_secs_f64(30.0));
+    assert_eq!(numbers(&p.delivered[1]), (0..6).collect::<Vec<u32>>());
+    let d = p.a.frame_log().unwrap().delays(p.b.frame_log().unwrap());
+    assert_eq!((d.received, d.abandoned), (6, 0));
+    let air = 102.0 * 8.0 / 19_200.0;
+    // The five others took exactly their air time. Packet 3's frame: first sent at 4.0 s plus
+    // the sender's own status of 4.0 s (4 bytes ahead of it), resent on the first status that
+    // finds it older than MTBT (0.3 s): the receiver's of 4.4 s (statuses every 0.2 s from
+    // zero at both ends, so it arrives 4 bytes' air time after 4.4 s too), received one air
+    // time after that.
+    let lost = d.sum_s - 5.0 * air;
+    assert!((lost - (0.4 + air)).abs() < 1e-6, "{lost}");
+    // Nothing logged without `enable_frame_log`.
+    let q = pair(&cfg, |_, _, _| false);
+    assert!(q.a.frame_log().is_none());
 }
 
 fn direct(window: u8) -> StatusRlp {
