@@ -108,13 +108,37 @@ struct MacDelay {
 }
 
 impl MacDelay {
-    #[cold]
-    #[inline(never)]
     fn draw(&mut self) -> Duration {
         use rand::Rng;
         // Inverse transform of a uniform in (0, 1]: never ln(0).
         let u: f64 = 1.0 - self.rng.random::<f64>();
         Duration::from_secs_f64(-u.ln() * self.mean_s)
+    }
+}
+
+/// The random parts of one link direction's timing, seed 002's both: a medium-access wait before
+/// each transmission and a random propagation delay. One box, so that a link with neither (every
+/// other seed's) tests one field per transmission.
+struct LinkRandom {
+    mac: Option<MacDelay>,
+    jitter: Option<Jitter>,
+}
+
+impl LinkRandom {
+    /// Start of transmission and arrival of a frame handed over at `now` that takes `tx` on the
+    /// air and `delay` to propagate.
+    #[cold]
+    #[inline(never)]
+    fn times(&mut self, now: Instant, tx: Duration, delay: Duration) -> (Instant, Instant) {
+        let start = match self.mac.as_mut() {
+            None => now,
+            Some(m) => now + m.draw(),
+        };
+        let arrive = start + tx + delay;
+        match self.jitter.as_mut() {
+            None => (start, arrive),
+            Some(j) => (start, j.apply(arrive)),
+        }
     }
 }
 
@@ -130,8 +154,6 @@ struct Jitter {
 
 impl Jitter {
     /// The arrival of a packet that would arrive at `arrive` over the constant delay.
-    #[cold]
-    #[inline(never)]
     fn apply(&mut self, arrive: Instant) -> Instant {
         use rand::Rng;
         // Erlang(k, mean): the sum of k exponentials of mean mean/k, each by inverse transform
@@ -167,10 +189,8 @@ struct Iface {
     tx_times: TxTimes,
     delay: Duration,
     error: ErrorModel,
-    /// Seed 002's MAC access delay, if this sender has one.
-    mac: Option<Box<MacDelay>>,
-    /// A random extra propagation delay (seed 002's Internet), if the link has one.
-    jitter: Option<Box<Jitter>>,
+    /// Seed 002's MAC access delay and random Internet delay, if this sender has either.
+    random: Option<Box<LinkRandom>>,
     kind: IfaceKind,
     ipq: VecDeque<Packet>,
     /// `IpQueues::PerService`: per-service IP queues and their SCFQ (instead of `ipq`).
@@ -506,27 +526,25 @@ impl Simulation {
                             && m.mean_s > 0.0
                             && (host || m.sides == crate::presets::MacSides::Both)
                     })
-                    .map(|m| {
-                        Box::new(MacDelay {
-                            mean_s: m.mean_s,
-                            rng: streams.per_replication(&format!(
-                                "mac/link{li}/{}",
-                                if dir == 0 { "fwd" } else { "rev" }
-                            )),
-                        })
-                    });
-                let jitter = spec.extra_delay.filter(|j| j.mean_s > 0.0).map(|j| {
-                    Box::new(Jitter {
-                        mean_s: j.mean_s,
-                        k: j.k,
-                        reorder: j.reorder,
+                    .map(|m| MacDelay {
+                        mean_s: m.mean_s,
                         rng: streams.per_replication(&format!(
-                            "delay/link{li}/{}",
+                            "mac/link{li}/{}",
                             if dir == 0 { "fwd" } else { "rev" }
                         )),
-                        last: Instant::ZERO,
-                    })
+                    });
+                let jitter = spec.extra_delay.filter(|j| j.mean_s > 0.0).map(|j| Jitter {
+                    mean_s: j.mean_s,
+                    k: j.k,
+                    reorder: j.reorder,
+                    rng: streams.per_replication(&format!(
+                        "delay/link{li}/{}",
+                        if dir == 0 { "fwd" } else { "rev" }
+                    )),
+                    last: Instant::ZERO,
                 });
+                let random = (mac.is_some() || jitter.is_some())
+                    .then(|| Box::new(LinkRandom { mac, jitter }));
                 let id = sim.ifaces.len();
                 sim.ifaces.push(Iface {
                     node: from,
@@ -535,8 +553,7 @@ impl Simulation {
                     tx_times: TxTimes::default(),
                     delay,
                     error,
-                    mac,
-                    jitter,
+                    random,
                     kind,
                     ipq: VecDeque::new(),
                     ipsched: match (&cfg.msll, cfg.ip_queues) {
@@ -1347,10 +1364,11 @@ impl Simulation {
         let len = payload.len();
         let f = &mut self.ifaces[i];
         let tx = f.tx_times.get(f.rate, len);
-        // Seed 002's MAC: the frame goes on the air after its access delay.
-        let start = match f.mac.as_deref_mut() {
-            None => now,
-            Some(m) => now + m.draw(),
+        // Seed 002's MAC (the frame goes on the air after its access delay) and random Internet
+        // delay; each draws from its own stream, so their order here does not matter.
+        let (start, arrive) = match f.random.as_deref_mut() {
+            None => (now, now + tx + f.delay),
+            Some(r) => r.times(now, tx, f.delay),
         };
         let end = start + tx;
         f.busy_until = end;
@@ -1358,10 +1376,6 @@ impl Simulation {
         f.counters.frames += 1;
         f.counters.bytes += len as u64;
         self.counters.hops += 1;
-        let mut arrive = end + f.delay;
-        if let Some(j) = f.jitter.as_deref_mut() {
-            arrive = j.apply(arrive);
-        }
         let peer = f.peer;
         let kind = match &payload {
             Payload::Packet(_) => "ip",
