@@ -148,8 +148,11 @@ struct Jitter {
     k: u32,
     reorder: bool,
     rng: crate::rng::SimRng,
-    /// Arrival of the last packet sent (FIFO: no packet arrives before it).
+    /// Arrival of the last packet delivered (FIFO: no packet arrives before it), and its value
+    /// before the latest draw (restored when that packet is lost: a packet that never arrives
+    /// holds nothing back).
     last: Instant,
+    prev_last: Instant,
 }
 
 impl Jitter {
@@ -166,8 +169,20 @@ impl Jitter {
         if !self.reorder {
             t = t.max(self.last);
         }
+        self.prev_last = self.last;
         self.last = t;
         t
+    }
+}
+
+impl LinkRandom {
+    /// The packet just timed by `times` was lost on the link: it holds no later packet back.
+    #[cold]
+    #[inline(never)]
+    fn lost(&mut self) {
+        if let Some(j) = self.jitter.as_mut() {
+            j.last = j.prev_last;
+        }
     }
 }
 
@@ -542,6 +557,7 @@ impl Simulation {
                         if dir == 0 { "fwd" } else { "rev" }
                     )),
                     last: Instant::ZERO,
+                    prev_last: Instant::ZERO,
                 });
                 let random = (mac.is_some() || jitter.is_some())
                     .then(|| Box::new(LinkRandom { mac, jitter }));
@@ -1383,7 +1399,11 @@ impl Simulation {
         };
         self.trace('-', i, kind, len, || payload.trace_id());
         if lost {
-            self.ifaces[i].counters.lost += 1;
+            let f = &mut self.ifaces[i];
+            f.counters.lost += 1;
+            if let Some(r) = f.random.as_deref_mut() {
+                r.lost();
+            }
             self.trace('e', i, kind, len, || payload.trace_id());
         } else {
             // A link's arrivals come in transmission order (one transmitter, a constant delay or
@@ -1664,25 +1684,27 @@ impl Simulation {
             let (IfaceKind::Msll(tx), IfaceKind::Msll(rx)) = (&f.kind, &peer.kind) else {
                 continue;
             };
+            // Base station to host: the sender is a base station, the node with a wired link too
+            // (node 1, and node 2 in two-link topologies).
+            let from_bs = self.ifaces.iter().any(|g| !g.wireless && g.node == f.node);
             for i in 0..tx.services() {
                 let (Some(a), Some(b)) = (tx.frame_log(i), rx.frame_log(i)) else {
                     continue;
                 };
                 logged = true;
                 let d = a.delays(b);
-                for acc in [&mut all]
-                    .into_iter()
-                    .chain((f.node < peer.node).then_some(&mut fwd))
-                {
+                for acc in [&mut all].into_iter().chain(from_bs.then_some(&mut fwd)) {
                     acc.sum_s += d.sum_s;
                     acc.received += d.received;
                     acc.abandoned += d.abandoned;
+                    acc.misordered += d.misordered;
                 }
             }
         }
         if logged {
             r.set("ll.delay_s", fwd.mean_s());
             r.set("ll.delay_all_s", all.mean_s());
+            r.set("ll.delay_misordered", all.misordered as f64);
         }
     }
 
@@ -2149,4 +2171,50 @@ fn ident(p: &Packet) -> u32 {
 fn prefix(mut e: SpecError, p: &str) -> SpecError {
     e.field = format!("{p}.{}", e.field);
     e
+}
+
+#[cfg(test)]
+mod link_random_tests {
+    use super::*;
+
+    fn jitter(reorder: bool) -> LinkRandom {
+        LinkRandom {
+            mac: None,
+            jitter: Some(Jitter {
+                mean_s: 0.01,
+                k: 2,
+                reorder,
+                rng: crate::rng::Streams::new(1, 0).per_replication("t"),
+                last: Instant::ZERO,
+                prev_last: Instant::ZERO,
+            }),
+        }
+    }
+
+    /// FIFO: a packet never arrives before the one delivered ahead of it, but one lost on the
+    /// link holds nothing back (seed002.md A4).
+    #[test]
+    fn fifo_waits_for_delivered_packets_only() {
+        let (tx, d) = (Duration::ZERO, Duration::from_secs(100));
+        let mut r = jitter(false);
+        let (_, a1) = r.times(Instant::ZERO, tx, d);
+        assert!(a1 >= Instant::from_secs_f64(100.0));
+        let (_, a2) = r.times(Instant::from_secs_f64(1.0), tx, Duration::ZERO);
+        assert_eq!(a2, a1, "held behind the packet ahead");
+        r.lost();
+        let (_, a3) = r.times(Instant::from_secs_f64(2.0), tx, Duration::ZERO);
+        assert_eq!(a3, a1, "still behind the first, delivered one");
+        let mut r = jitter(false);
+        r.times(Instant::ZERO, tx, d);
+        r.lost();
+        let (_, a) = r.times(Instant::from_secs_f64(1.0), tx, Duration::ZERO);
+        assert!(
+            a < Instant::from_secs_f64(2.0),
+            "a lost packet holds none back: {a:?}"
+        );
+        let mut r = jitter(true);
+        r.times(Instant::ZERO, tx, d);
+        let (_, a) = r.times(Instant::from_secs_f64(1.0), tx, Duration::ZERO);
+        assert!(a < Instant::from_secs_f64(2.0), "reordering: {a:?}");
+    }
 }

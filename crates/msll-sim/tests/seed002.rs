@@ -138,6 +138,45 @@ fn internet_delay_is_erlang_and_fifo() {
     );
 }
 
+/// The delay metrics through the whole simulator (seed 002 Figs 4.8, 4.9). Error-free, each
+/// forward frame's link-layer delay is its air time: a 552-byte datagram is four 134-byte frames
+/// and one of 106 (2-byte status-RLP header), 53.5 ms on average at 19.2 kbit/s; both directions
+/// together average less (the 42-byte ACK frames). Lossy, frames wait for a status after MTBT;
+/// a segment's end-to-end delay covers its link-layer delays and more. Nothing is misordered.
+#[test]
+fn delay_metrics_through_the_simulator() {
+    let run = |level: u8| {
+        let mut c = wong(level, 100_000);
+        c.scheme = SchemeConfig::from_name("status-rlp").unwrap();
+        if let AppSpec::Ftp { tcp, .. } = &mut c.apps[0] {
+            tcp.e2e_delay = true;
+        }
+        runs(&c, 2)
+    };
+    let clean = run(0);
+    let air = (4.0 * 134.0 + 106.0) / 5.0 * 8.0 / 19_200.0;
+    let ll = mean(&clean, "ll.delay_s");
+    assert!((ll - air).abs() < 1e-6, "{ll} vs {air}");
+    let all = mean(&clean, "ll.delay_all_s");
+    assert!(all < ll && all > 42.0 * 8.0 / 19_200.0, "{all}");
+    let e2e0 = mean(&clean, "ftp.e2e_delay_s");
+    assert!(e2e0 > 5.0 * air, "{e2e0}");
+    let lossy = run(4); // PER 20 %
+    let ll20 = mean(&lossy, "ll.delay_s");
+    assert!(ll20 > ll + 0.05, "{ll20}");
+    assert!(
+        mean(&lossy, "ftp.e2e_delay_s") > e2e0,
+        "end-to-end grows with PER"
+    );
+    for r in clean.iter().chain(&lossy) {
+        assert_eq!(r.get("ll.delay_misordered"), Some(0.0));
+    }
+    // Without `e2e_delay`, and for a scheme that keeps no frame log, the metrics are absent.
+    let plain = &runs(&wong(0, 100_000), 1)[0];
+    assert_eq!(plain.get("ftp.e2e_delay_s"), None);
+    assert_eq!(plain.get("ll.delay_s"), None);
+}
+
 /// How close in time a delivery and a loss must be to count as a disagreement.
 const WINDOW_S: f64 = 0.1;
 

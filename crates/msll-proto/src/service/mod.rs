@@ -135,6 +135,9 @@ pub struct FrameDelays {
     pub received: u64,
     /// Frames abandoned (left out of the delay, seed002.md sec. 1.9 REC).
     pub abandoned: u64,
+    /// Pairs whose receipt came before the first transmission: a scheme that breaks the pairing
+    /// rule of [`FrameLog::delays`] (counted, not summed; the tests require 0).
+    pub misordered: u64,
 }
 
 impl FrameDelays {
@@ -164,7 +167,9 @@ impl FrameLog {
             let Some(t0) = sent.get_mut(&seq).and_then(|q| q.pop_front()) else {
                 continue;
             };
-            if received {
+            if t < t0 {
+                d.misordered += 1;
+            } else if received {
                 d.sum_s += t.saturating_since(t0).as_secs_f64();
                 d.received += 1;
             } else {

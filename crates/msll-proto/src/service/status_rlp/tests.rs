@@ -119,6 +119,7 @@ proptest! {
         let (la, lb) = (p.a.frame_log().unwrap(), p.b.frame_log().unwrap());
         prop_assert_eq!(la.first_tx.len(), n);
         let d = la.delays(lb);
+        prop_assert_eq!(d.misordered, 0);
         prop_assert_eq!(d.received, got.len() as u64);
         prop_assert_eq!(d.abandoned, p.b.stats().give_ups);
         if d.received > 0 {
@@ -153,7 +154,7 @@ fn frame_log_gives_the_link_layer_delay() {
     p.run_until(Instant::from_secs_f64(30.0));
     assert_eq!(numbers(&p.delivered[1]), (0..6).collect::<Vec<u32>>());
     let d = p.a.frame_log().unwrap().delays(p.b.frame_log().unwrap());
-    assert_eq!((d.received, d.abandoned), (6, 0));
+    assert_eq!((d.received, d.abandoned, d.misordered), (6, 0, 0));
     let air = 102.0 * 8.0 / 19_200.0;
     // The five others took exactly their air time. Packet 3's frame: first sent at 4.0 s plus
     // the sender's own status of 4.0 s (4 bytes ahead of it), resent on the first status that
