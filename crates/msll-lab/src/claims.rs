@@ -362,6 +362,20 @@ fn fmt(x: f64) -> String {
 /// One check at one level; `None` = not run (missing points).
 fn check_once(c: &Check, prs: &[PointResult], m: &str) -> Option<(bool, String)> {
     let g = |s: &str| lookup(prs, s, m);
+    // The means of `points`, and "p = mean" for each joined by `sep`.
+    let means = |points: &[String], sep: &str| -> Option<(Vec<f64>, String)> {
+        let vals: Vec<f64> = points
+            .iter()
+            .map(|p| g(p).map(|v| v.0))
+            .collect::<Option<_>>()?;
+        let s = points
+            .iter()
+            .zip(&vals)
+            .map(|(p, v)| format!("{p} = {}", fmt(*v)))
+            .collect::<Vec<_>>()
+            .join(sep);
+        Some((vals, s))
+    };
     Some(match c {
         Check::Below { a, value } => {
             let (x, _) = g(a)?;
@@ -395,32 +409,13 @@ fn check_once(c: &Check, prs: &[PointResult], m: &str) -> Option<(bool, String)>
             (x > y, format!("{a} = {} > {b} = {}", fmt(x), fmt(y)))
         }
         Check::Order { points } => {
-            let vals: Vec<f64> = points
-                .iter()
-                .map(|p| g(p).map(|v| v.0))
-                .collect::<Option<_>>()?;
-            let ok = vals.windows(2).all(|w| w[0] > w[1]);
-            let s = points
-                .iter()
-                .zip(&vals)
-                .map(|(p, v)| format!("{p} = {}", fmt(*v)))
-                .collect::<Vec<_>>()
-                .join(" > ");
-            (ok, s)
+            let (vals, s) = means(points, " > ")?;
+            (vals.windows(2).all(|w| w[0] > w[1]), s)
         }
         Check::Convex { points } => {
-            let vals: Vec<f64> = points
-                .iter()
-                .map(|p| g(p).map(|v| v.0))
-                .collect::<Option<_>>()?;
+            let (vals, s) = means(points, " < ")?;
             let steps: Vec<f64> = vals.windows(2).map(|w| w[1] - w[0]).collect();
             let ok = steps.iter().all(|&d| d > 0.0) && steps.windows(2).all(|w| w[1] >= w[0]);
-            let s = points
-                .iter()
-                .zip(&vals)
-                .map(|(p, v)| format!("{p} = {}", fmt(*v)))
-                .collect::<Vec<_>>()
-                .join(" < ");
             let st = steps
                 .iter()
                 .map(|d| fmt(*d))
@@ -846,16 +841,13 @@ flows = [1, 3]
         }
     }
 
-    /// `best` passes when the named point is within `rel_tol` of the largest mean, and names
-    /// the best point either way.
-    #[test]
-    fn best_is_within_tolerance_of_the_maximum() {
-        let sc = &catalogue()[0];
-        let prs: Vec<PointResult> = sc
+    /// Results of the catalogue's first points with `conf.loss` means `vals` (in point order).
+    fn conf_loss_results(vals: &[f64]) -> Vec<PointResult> {
+        catalogue()[0]
             .points
             .iter()
-            .zip([1.0, 0.99, 0.5, 0.2, 0.3, 0.4])
-            .map(|(p, v)| PointResult {
+            .zip(vals)
+            .map(|(p, &v)| PointResult {
                 point: p.clone(),
                 runs: Vec::new(),
                 summary: BTreeMap::from([(
@@ -867,7 +859,14 @@ flows = [1, 3]
                     },
                 )]),
             })
-            .collect();
+            .collect()
+    }
+
+    /// `best` passes when the named point is within `rel_tol` of the largest mean, and names
+    /// the best point either way.
+    #[test]
+    fn best_is_within_tolerance_of_the_maximum() {
+        let prs = conf_loss_results(&[1.0, 0.99, 0.5, 0.2, 0.3, 0.4]);
         let labels: Vec<String> = prs.iter().map(|p| p.point.label.clone()).collect();
         let best = |a: usize, tol: f64| Check::Best {
             a: labels[a].clone(),
@@ -886,25 +885,8 @@ flows = [1, 3]
     /// or a fall, and refuses fewer than 3 points.
     #[test]
     fn convex_wants_a_rise_at_a_growing_rate() {
-        let sc = &catalogue()[0];
         let eval = |vals: [f64; 4]| {
-            let prs: Vec<PointResult> = sc
-                .points
-                .iter()
-                .zip(vals)
-                .map(|(p, v)| PointResult {
-                    point: p.clone(),
-                    runs: Vec::new(),
-                    summary: BTreeMap::from([(
-                        "conf.loss".to_string(),
-                        msll_sim::metrics::Summary {
-                            mean: v,
-                            sd: 0.0,
-                            n: 1,
-                        },
-                    )]),
-                })
-                .collect();
+            let prs = conf_loss_results(&vals);
             let points = prs.iter().map(|p| p.point.label.clone()).collect();
             check_once(&Check::Convex { points }, &prs, "conf.loss").unwrap()
         };
