@@ -214,7 +214,7 @@ fn check_values(c: &Check) -> Result<(), String> {
 }
 
 /// Does selector `sel` pick the point labelled `label` (the whole label or a `/`-separated end)?
-fn selects(label: &str, sel: &str) -> bool {
+pub(crate) fn selects(label: &str, sel: &str) -> bool {
     label == sel
         || label
             .strip_suffix(sel)

@@ -13,6 +13,7 @@ pub mod runner;
 pub mod scenario;
 pub mod speed;
 pub mod stats;
+pub mod traces;
 
 pub use runner::{run_scenario, PointResult, RunOptions};
 pub use scenario::{Scenario, ScenarioError};

@@ -122,6 +122,11 @@ enum Cmd {
         /// Write an ns-2-like event trace of the first point's first replication.
         #[arg(long)]
         trace: Option<PathBuf>,
+        /// Write the TCP traces of the first point's first replication as CSV: each FTP app's
+        /// congestion window and highest in-order packet received over time (seed 002 Figs
+        /// 4.2-4.6).
+        #[arg(long)]
+        tcp_trace: Option<PathBuf>,
         /// Only the points whose label contains one of these (comma separated), e.g.
         /// `--point L4/snoop,L4/default`.
         #[arg(long, value_delimiter = ',')]
@@ -257,10 +262,18 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             interval,
             threads,
             trace,
+            tcp_trace,
             point,
         } => {
             let mut sc = Scenario::load(&scenario)?;
             sc.retain_points(&point)?;
+            if let Some(path) = &tcp_trace {
+                let first = sc.points.first().context("no point to trace")?;
+                let text =
+                    msll_lab::traces::run_csv(&sc, first, seed.unwrap_or(sc.raw.scenario.seed), 0)?;
+                std::fs::write(path, text)
+                    .with_context(|| format!("writing {}", path.display()))?;
+            }
             let opts = RunOptions {
                 reps,
                 seed,

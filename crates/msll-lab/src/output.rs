@@ -76,6 +76,7 @@ pub fn check_metrics(
                 .figure
                 .iter()
                 .enumerate()
+                .filter(|(_, f)| f.trace.is_none())
                 .map(|(i, f)| (format!("figure[{i}].metric"), &f.metric)),
         );
     for (field, m) in named {

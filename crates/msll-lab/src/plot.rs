@@ -25,6 +25,9 @@ pub struct Plot {
     pub x_ticks: Vec<(f64, String)>,
     pub series: Vec<Series>,
     pub log_y: bool,
+    /// A trace: each series is a step function of a numeric x (time), drawn as steps without
+    /// markers or bars, on an axis with plain numeric ticks (`x_ticks` unused).
+    pub steps: bool,
 }
 
 const FONT_CANDIDATES: &[&str] = &[
@@ -63,6 +66,18 @@ const COLORS: [RGBColor; 8] = [
 ];
 
 fn bounds(p: &Plot) -> (f64, f64, f64, f64) {
+    if p.steps {
+        let pts = || p.series.iter().flat_map(|s| s.points.iter());
+        let (x0, x1) = pts().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), q| {
+            (a.min(q.0), b.max(q.0))
+        });
+        let y1 = pts().fold(f64::NEG_INFINITY, |a, q| a.max(q.1));
+        return if x0.is_finite() && x1 > x0 && y1.is_finite() {
+            (x0, x1, 0.0, y1.max(1.0) * 1.08)
+        } else {
+            (0.0, 1.0, 0.0, 1.0)
+        };
+    }
     let xs = p.x_ticks.iter().map(|t| t.0);
     let (xmin, xmax) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
         (a.min(x), b.max(x))
@@ -112,6 +127,49 @@ where
             .map(|t| t.1.clone())
             .unwrap_or_default()
     };
+    if p.steps {
+        let mut chart = ChartBuilder::on(&root)
+            .caption(p.title.as_str(), ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(70)
+            .build_cartesian_2d(x0..x1, y0..y1)
+            .map_err(|e| anyhow!("{e:?}"))?;
+        chart
+            .configure_mesh()
+            .x_desc(p.x_label.as_str())
+            .y_desc(p.y_label.as_str())
+            .disable_x_mesh()
+            .draw()
+            .map_err(|e| anyhow!("{e:?}"))?;
+        for (i, s) in p.series.iter().enumerate() {
+            let c = COLORS[i % COLORS.len()];
+            // A step function: each value holds until the next step.
+            let mut pts: Vec<(f64, f64)> = Vec::with_capacity(2 * s.points.len());
+            for q in &s.points {
+                if let Some(&(_, prev)) = pts.last() {
+                    pts.push((q.0, prev));
+                }
+                pts.push((q.0, q.1));
+            }
+            chart
+                .draw_series(LineSeries::new(pts, c.stroke_width(2)))
+                .map_err(|e| anyhow!("{e:?}"))?
+                .label(s.name.as_str())
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(2))
+                });
+        }
+        chart
+            .configure_series_labels()
+            .border_style(BLACK)
+            .background_style(WHITE.mix(0.85))
+            .position(SeriesLabelPosition::LowerRight)
+            .draw()
+            .map_err(|e| anyhow!("{e:?}"))?;
+        root.present().map_err(|e| anyhow!("{e:?}"))?;
+        return Ok(());
+    }
     macro_rules! body {
         ($chart:expr, $map:expr) => {{
             let mut chart = $chart;

@@ -27,6 +27,8 @@ pub struct Context<'a> {
     /// Simulation seconds (one core) per scenario, from the cache's run times (`wall_s`), with
     /// the events and simulated time of those runs.
     pub cpu_s: BTreeMap<String, crate::speed::Speed>,
+    /// The curves of every trace figure, by figure id (`crate::traces`).
+    pub traces: BTreeMap<String, Vec<crate::traces::Curve>>,
 }
 
 /// The x-axis label of an error level: the model parameter, as in the seeds' figures.
@@ -67,6 +69,9 @@ fn figures_of(sc: &Scenario) -> Vec<FigureSpec> {
             scale: 1.0,
             log_y: false,
             error_bars: Default::default(),
+            trace: None,
+            points: Vec::new(),
+            window_s: None,
         })
         .collect()
 }
@@ -196,6 +201,83 @@ fn build_figure(sc: &Scenario, prs: &[PointResult], f: &FigureSpec) -> Fig {
             x_ticks: ticks.iter().map(|(l, s)| (*l as f64, s.clone())).collect(),
             series,
             log_y: f.log_y,
+            steps: false,
+        },
+        table,
+        png: false,
+    }
+}
+
+/// A trace figure (`crate::traces`): one step curve per point, and a table of what each
+/// curve reached.
+fn build_trace_figure(
+    sc: &Scenario,
+    curves: &[crate::traces::Curve],
+    f: &FigureSpec,
+    kind: crate::scenario::TraceKind,
+) -> Fig {
+    use crate::scenario::TraceKind;
+    let (what, unit) = match kind {
+        TraceKind::Cwnd => ("congestion window", "bytes"),
+        TraceKind::Received => ("highest in-order packet received", "packet"),
+    };
+    let mut table = String::from(
+        "| point | steps | min | max | longest flat stretch (s) |\n|---|---|---|---|---|\n",
+    );
+    for c in curves {
+        let (lo, hi) = c
+            .steps
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), s| {
+                (a.min(s.1), b.max(s.1))
+            });
+        let flat = c
+            .steps
+            .windows(2)
+            .map(|w| w[1].0 - w[0].0)
+            .fold(0.0, f64::max);
+        let _ = writeln!(
+            table,
+            "| {} | {} | {} | {} | {} |",
+            c.name,
+            c.steps.len(),
+            sig(lo),
+            sig(hi),
+            sig(flat)
+        );
+    }
+    Fig {
+        spec: f.clone(),
+        source: format!(
+            "{} ({}, replication 1 of seed {}, traced: {what})",
+            sc.raw.scenario.source, sc.file, sc.raw.scenario.seed
+        ),
+        plot: Plot {
+            title: if f.title.is_empty() {
+                f.id.clone()
+            } else {
+                f.title.clone()
+            },
+            x_label: "time (s)".into(),
+            y_label: if f.y_label.is_empty() {
+                format!("{what} ({unit})")
+            } else {
+                f.y_label.clone()
+            },
+            x_ticks: Vec::new(),
+            series: curves
+                .iter()
+                .map(|c| Series {
+                    name: c.name.clone(),
+                    points: c
+                        .steps
+                        .iter()
+                        .map(|&(t, v)| (t, v * f.scale, 0.0))
+                        .collect(),
+                })
+                .collect(),
+            log_y: false,
+            steps: true,
         },
         table,
         png: false,
@@ -250,7 +332,13 @@ pub fn write(dir: &Path, ctx: &Context) -> Result<()> {
             continue;
         }
         for f in figures_of(sc) {
-            let mut fig = build_figure(sc, prs, &f);
+            let mut fig = match f.trace {
+                None => build_figure(sc, prs, &f),
+                Some(kind) => match ctx.traces.get(&f.id) {
+                    Some(curves) => build_trace_figure(sc, curves, &f, kind),
+                    None => continue,
+                },
+            };
             fig.png = plot::render(&fig.plot, &figdir.join(&f.id))?;
             figs.push(fig);
         }
@@ -312,14 +400,18 @@ pub fn write(dir: &Path, ctx: &Context) -> Result<()> {
     let _ = writeln!(md, "\n## Figures\n");
     for f in &figs {
         let _ = writeln!(md, "### {}\n", f.plot.title);
-        let _ = writeln!(
-            md,
-            "Source: {}. Metric `{}` (x {}), mean {}.\n",
-            f.source,
-            f.spec.metric,
-            f.spec.scale,
-            f.spec.error_bars.short()
-        );
+        if f.spec.trace.is_some() {
+            let _ = writeln!(md, "Source: {}.\n", f.source);
+        } else {
+            let _ = writeln!(
+                md,
+                "Source: {}. Metric `{}` (x {}), mean {}.\n",
+                f.source,
+                f.spec.metric,
+                f.spec.scale,
+                f.spec.error_bars.short()
+            );
+        }
         let _ = writeln!(md, "![{}](figures/{}.svg)\n", f.spec.id, f.spec.id);
         let _ = writeln!(md, "{}", f.table);
     }
@@ -386,14 +478,21 @@ pub fn write(dir: &Path, ctx: &Context) -> Result<()> {
         let svg = svg
             .strip_prefix("<?xml")
             .map_or(svg, |r| r.split_once("?>").map_or(r, |x| x.1));
+        let what = if f.spec.trace.is_some() {
+            String::new()
+        } else {
+            format!(
+                " Metric <code>{}</code>, mean {}.",
+                f.spec.metric,
+                html_escape(f.spec.error_bars.short())
+            )
+        };
         let _ = write!(
             h,
-            "<h3 id=\"{}\">{}</h3><p>Source: {}. Metric <code>{}</code>, mean {}.</p>{}{}",
+            "<h3 id=\"{}\">{}</h3><p>Source: {}.{what}</p>{}{}",
             f.spec.id,
             html_escape(&f.plot.title),
             html_escape(&f.source),
-            f.spec.metric,
-            html_escape(f.spec.error_bars.short()),
             svg,
             md_table_to_html(&f.table)
         );

@@ -484,6 +484,20 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<()> {
         )?;
         results.insert(sc.name().to_string(), (si, prs));
     }
+    // Trace figures (seed 002 E1): their points' first replications, run again traced (a few
+    // runs, ~0.1 s each). Their curves go to data/traces/<figure>.csv.
+    let mut traces = BTreeMap::new();
+    for sc in &all {
+        for f in sc.raw.figure.iter().filter(|f| f.trace.is_some()) {
+            let curves = crate::traces::figure_curves(sc, f)?;
+            std::fs::create_dir_all(data.join("traces"))?;
+            std::fs::write(
+                data.join("traces").join(format!("{}.csv", f.id)),
+                crate::traces::csv(sc, f, &curves),
+            )?;
+            traces.insert(f.id.clone(), curves);
+        }
+    }
     // With --only, claims about scenarios outside the selection are not part of the report.
     let claims: Vec<claims::Claim> = if opts.only.is_empty() {
         claims
@@ -505,6 +519,7 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<()> {
         quick: opts.quick,
         selection: opts.only.clone(),
         cpu_s: cpu,
+        traces,
     };
     report::write(&opts.out.join("report"), &ctx)?;
     let (pass, fail, nr) = claims::tally(&verdicts);

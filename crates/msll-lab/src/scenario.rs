@@ -217,6 +217,17 @@ fn msll_variants(raw: &ScenarioFile) -> Result<Vec<MsllConfig>, String> {
     Ok(out)
 }
 
+/// What a trace figure draws against time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TraceKind {
+    /// The sender's congestion window in bytes, as it uses it: min(cwnd, receiver window) x
+    /// segment size (ns-2's `cwnd_` grows past the window; seed 002 Figs 4.2, 4.5).
+    Cwnd,
+    /// The receiver's highest in-order packet number (seed 002 Figs 4.1, 4.6).
+    Received,
+}
+
 /// One published figure drawn from a scenario's results.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -225,8 +236,22 @@ pub struct FigureSpec {
     pub id: String,
     #[serde(default)]
     pub title: String,
-    /// The metric on the y axis (a key of the run results, e.g. "conf.loss").
+    /// The metric on the y axis (a key of the run results, e.g. "conf.loss"); not given for a
+    /// trace figure.
+    #[serde(default)]
     pub metric: String,
+    /// A trace figure instead of a sweep (seed 002 Figs 4.1-4.6, experiment E1): what the
+    /// first FTP app of each of `points` did over time in its first replication, run again with
+    /// `TcpConfig::trace` on (the run is the same).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<TraceKind>,
+    /// Trace figures: the points drawn, one curve each (a label or its `/`-separated end, as
+    /// claims name points).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub points: Vec<String>,
+    /// Trace figures: the time window drawn, seconds (default: the whole run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_s: Option<[f64; 2]>,
     #[serde(default)]
     pub y_label: String,
     /// Multiply values by this for display (e.g. 100 for percent, 0.001 for kbit/s).
@@ -349,6 +374,9 @@ pub struct AppSection {
     /// FTP: measure each segment's end-to-end delay, first transmission to first arrival
     /// (`ftp.e2e_delay_s`, seed 002 Fig. 4.8; default false).
     pub e2e_delay: Option<bool>,
+    /// FTP: keep the cwnd and received-sequence traces and measure the longest stall between
+    /// in-order deliveries (`ftp.max_stall_s`, seed 002 claim C7; default false).
+    pub trace: Option<bool>,
     /// WWW: think time between transactions, seconds or "mah" (HttpThinkTime.cdf); default 0.
     pub think_time: Option<ThinkTimeRef>,
     /// WWW: parallel connections for embedded objects (ns-2 `maxConn_`, default 4).
@@ -871,6 +899,37 @@ impl Scenario {
                     f.scale
                 )));
             }
+            match f.trace {
+                None if f.metric.trim().is_empty() => {
+                    return Err(err(format!(
+                        "figure[{i}].metric = \"\": a figure needs a metric (or `trace`)"
+                    )));
+                }
+                None if !f.points.is_empty() || f.window_s.is_some() => {
+                    return Err(err(format!(
+                        "figure[{i}]: `points` and `window_s` belong to trace figures (`trace = \"cwnd\"` or \"received\")"
+                    )));
+                }
+                Some(_) if !f.metric.is_empty() => {
+                    return Err(err(format!(
+                        "figure[{i}].metric = \"{}\": a trace figure draws its trace, not a metric",
+                        f.metric
+                    )));
+                }
+                Some(_) if f.points.is_empty() => {
+                    return Err(err(format!(
+                        "figure[{i}].points = []: a trace figure needs at least one point"
+                    )));
+                }
+                _ => {}
+            }
+            if let Some([a, b]) = f.window_s {
+                if !(a.is_finite() && b.is_finite() && 0.0 <= a && a < b) {
+                    return Err(err(format!(
+                        "figure[{i}].window_s = [{a}, {b}]: must be [start, end] with 0 <= start < end"
+                    )));
+                }
+            }
         }
         if raw.app.is_empty() {
             return Err(err(
@@ -1052,6 +1111,41 @@ impl Scenario {
                 p.label
             )));
         }
+        for (i, f) in raw.figure.iter().enumerate() {
+            if f.trace.is_none() {
+                continue;
+            }
+            for sel in &f.points {
+                let n = points
+                    .iter()
+                    .filter(|p| crate::claims::selects(&p.label, sel))
+                    .count();
+                if n != 1 {
+                    return Err(err(format!(
+                        "figure[{i}].points: \"{sel}\" names {n} points, not one (points: {})",
+                        points
+                            .iter()
+                            .map(|p| p.label.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )));
+                }
+                let p = points
+                    .iter()
+                    .find(|p| crate::claims::selects(&p.label, sel))
+                    .expect("one point");
+                if !p
+                    .config
+                    .apps
+                    .iter()
+                    .any(|a| matches!(a, msll_sim::AppSpec::Ftp { .. }))
+                {
+                    return Err(err(format!(
+                        "figure[{i}].points: \"{sel}\" has no FTP application to trace"
+                    )));
+                }
+            }
+        }
         Ok(Scenario {
             file: file.into(),
             dir: dir.to_path_buf(),
@@ -1128,8 +1222,9 @@ fn app_spec(
         }
     };
     // A field of another application kind is a mistake, not something to ignore silently.
-    let given: [(&str, bool); 29] = [
+    let given: [(&str, bool); 30] = [
         ("e2e_delay", a.e2e_delay.is_some()),
+        ("trace", a.trace.is_some()),
         ("variant", a.variant.is_some()),
         ("vegas_alpha", a.vegas_alpha.is_some()),
         ("vegas_beta", a.vegas_beta.is_some()),
@@ -1190,7 +1285,7 @@ fn app_spec(
             "silence_mean_s",
         ]
         .contains(&f),
-        "ftp" => f == "bytes" || f == "e2e_delay" || TCP.contains(&f),
+        "ftp" => ["bytes", "e2e_delay", "trace"].contains(&f) || TCP.contains(&f),
         "www" => ["think_time", "max_connections", "connections"].contains(&f) || TCP.contains(&f),
         "video" => VIDEO.contains(&f) || TCP.contains(&f),
         _ => true,
@@ -1243,6 +1338,7 @@ fn app_spec(
         "ftp" => {
             let mut tcp = tcp_spec(i, a, link)?;
             tcp.e2e_delay = a.e2e_delay.unwrap_or(false);
+            tcp.trace = a.trace.unwrap_or(false);
             Ok(AppSpec::Ftp {
                 bytes: pos("bytes", a.bytes, preset.ftp_bytes as i64)? as u64,
                 tcp,

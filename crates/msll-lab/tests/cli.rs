@@ -781,6 +781,57 @@ fn trace_has_ns2_like_lines() {
     );
 }
 
+/// `--tcp-trace` and a trace figure through `reproduce` (seed 002 E1).
+#[test]
+fn tcp_traces_from_run_and_reproduce() {
+    let d = tmpdir("tcp-trace");
+    let t = d.join("tcp.csv");
+    let sc = repo().join("scenarios/seed002/ch4_rlp.toml");
+    run_ok(
+        msll()
+            .args(["run", "--reps", "1", "--point", "L1/status-rlp"])
+            .arg(&sc)
+            .arg("--tcp-trace")
+            .arg(&t),
+    );
+    let text = std::fs::read_to_string(&t).unwrap();
+    assert!(text.starts_with(
+        "# scenario=seed002_ch4_rlp point=cdpd/LAN1/L1/status-rlp seed=1 replication=0\napp,kind,time_s,value\n"
+    ));
+    // 5 MB in 512-byte segments: packets 0..9765 delivered in order, the last one last.
+    let last = text
+        .lines()
+        .rfind(|l| l.starts_with("0,received,"))
+        .unwrap();
+    assert!(last.ends_with(",9765"), "{last}");
+    assert!(text
+        .lines()
+        .any(|l| l.starts_with("0,cwnd,") && l.ends_with(",4096")));
+    // A point without FTP: a clear error.
+    let out = msll()
+        .args(["run", "--reps", "1"])
+        .arg(repo().join("scenarios/seed004/fig5_04-05.toml"))
+        .arg("--tcp-trace")
+        .arg(d.join("none.csv"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no FTP application to trace"));
+
+    let out = d.join("repro");
+    run_ok(
+        msll()
+            .current_dir(repo())
+            .args(["reproduce", "--quick", "--only", "seed002-fig4.5", "--out"])
+            .arg(&out),
+    );
+    let csv = std::fs::read_to_string(out.join("data/traces/seed002-fig4.5.csv")).unwrap();
+    assert!(csv.contains(",cdpd/LAN1/L1/default,") && csv.contains(",cdpd/LAN1/L1/status-rlp,"));
+    assert!(out.join("report/figures/seed002-fig4.5.svg").exists());
+    let report = std::fs::read_to_string(out.join("report/README.md")).unwrap();
+    assert!(report.contains("Seed 002 Fig. 4.5: cwnd at PER 1 %"));
+}
+
 #[test]
 fn reproduce_quick_two_figures_writes_report_csv_and_plots() {
     let out = tmpdir("repro");

@@ -24,4 +24,4 @@ pub mod tcp;
 
 pub use config::{AppSpec, IpQueues, SimConfig, TrafficStreams};
 pub use metrics::{RunResult, Summary};
-pub use sim::Simulation;
+pub use sim::{Simulation, TcpTrace};

@@ -245,6 +245,21 @@ impl Iface {
     }
 }
 
+/// One FTP app's traces ([`Simulation::tcp_traces`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TcpTrace {
+    /// The app's index among the FTP apps (`ftp`, `ftp2`, ... in the metrics).
+    pub app: usize,
+    /// Bytes per data packet (`TcpConfig::segment_size`): the sender's cwnd is in packets.
+    pub segment_size: usize,
+    /// The receiver window, packets (`TcpConfig::window`). ns-2's `cwnd_` grows past it; the
+    /// sender uses the smaller of the two.
+    pub window: u32,
+    pub sender: Vec<crate::tcp::TraceEvent>,
+    /// (time, highest in-order packet) at every in-order delivery.
+    pub deliveries: Vec<(Instant, i64)>,
+}
+
 enum Agent {
     OnOff(OnOffSource),
     UdpSink(UdpSink),
@@ -1077,6 +1092,39 @@ impl Simulation {
         if self.now < until && self.transfers_done_at.is_none() {
             self.now = until;
         }
+    }
+
+    /// The traces of every FTP app whose TCP has `TcpConfig::trace` on, in app order (seed 002
+    /// Figs 4.1-4.6, experiment E1): the sender's trace points and the sink's in-order
+    /// deliveries. Apps without it are left out.
+    pub fn tcp_traces(&self) -> Vec<TcpTrace> {
+        let mut sinks = self.agents.iter().filter_map(|a| match &a.agent {
+            Agent::TcpSink(s) => Some(s),
+            _ => None,
+        });
+        let mut out = Vec::new();
+        for (k, s) in self
+            .agents
+            .iter()
+            .filter_map(|a| match &a.agent {
+                Agent::TcpSrc(s) => Some(s),
+                _ => None,
+            })
+            .enumerate()
+        {
+            let sink = sinks.next();
+            if !s.config().trace {
+                continue;
+            }
+            out.push(TcpTrace {
+                app: k,
+                segment_size: s.config().segment_size,
+                window: s.config().window,
+                sender: s.trace().to_vec(),
+                deliveries: sink.map(|k| k.deliveries().to_vec()).unwrap_or_default(),
+            });
+        }
+        out
     }
 
     /// Run the configured scenario to its end (sources stop at `duration_s`, then drain).
@@ -1988,7 +2036,12 @@ impl Simulation {
         for (k, s) in tcp_sources.enumerate() {
             let p = metric_prefix("ftp", k);
             let st = s.stats();
-            if let Some(sink) = tcp_sinks.next().filter(|_| s.config().e2e_delay) {
+            let sink = tcp_sinks.next();
+            if let Some(ks) = sink.filter(|_| s.config().trace).map(|k| k.stats()) {
+                // Seed 002 claim C7: the longest flat stretch of the received-sequence trace.
+                r.set(&format!("{p}.max_stall_s"), ks.max_stall_s);
+            }
+            if let Some(sink) = sink.filter(|_| s.config().e2e_delay) {
                 // Seed 002 Fig. 4.8: mean of first arrival - first transmission per packet.
                 let ks = sink.stats();
                 r.set(

@@ -233,6 +233,14 @@ pub struct TcpConfig {
     /// of at least 48 bytes; the seeds' payload bytes carry nothing else) and the sink reads it.
     /// Off by default: a measurement, not ns-2 behaviour.
     pub e2e_delay: bool,
+    /// Keep the traces of seed 002's Figs 4.1-4.6 (experiment E1): the sender's
+    /// (time, cwnd, ssthresh) at every ACK, retransmission and timeout (`TcpSender::trace`), and
+    /// the sink's in-order deliveries (`TcpSink::deliveries`) with the longest stall between two
+    /// of them (`SinkStats::max_stall_s`, seed002.md claim C7). Off by default: a measurement,
+    /// not ns-2 behaviour; the run is the same either way. Left out of the serialised form when
+    /// off, so configurations without it keep their cache keys and golden fingerprints.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub trace: bool,
     /// Receiver options.
     pub sink: SinkConfig,
 }
@@ -282,6 +290,7 @@ impl TcpConfig {
             timeout_cwnd_floor: false,
             full_reset: false,
             e2e_delay: false,
+            trace: false,
             sink: SinkConfig::default(),
         }
     }

@@ -243,7 +243,7 @@ impl TcpSender {
             out: VecDeque::new(),
             ident: 0,
             stats: SenderStats::default(),
-            trace: None,
+            trace: cfg.trace.then(Vec::new),
             cfg,
         };
         s.reset_vars();

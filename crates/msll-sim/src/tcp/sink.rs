@@ -45,6 +45,9 @@ pub struct SinkStats {
     /// transmission, summed over the packets that carried a stamp, and their number.
     pub e2e_delay_sum_s: f64,
     pub e2e_delay_samples: u64,
+    /// Longest time between two in-order deliveries, seconds (`TcpConfig::trace`; 0 without
+    /// it): a flat stretch of seed 002 Fig. 4.6's received-sequence trace (claim C7).
+    pub max_stall_s: f64,
 }
 
 /// One-way TCP receiver with ns-2 semantics.
@@ -67,6 +70,10 @@ pub struct TcpSink {
     tos: u8,
     ident: u16,
     stats: SinkStats,
+    /// `cfg.e2e_delay || cfg.trace`: one test on the per-packet path for both measurements.
+    observe: bool,
+    /// In-order deliveries (`TcpConfig::trace`): (time, highest in-order packet after it).
+    deliveries: Vec<(Instant, i64)>,
 }
 
 impl TcpSink {
@@ -78,6 +85,7 @@ impl TcpSink {
         cfg.syn = cfg.sends_syn();
         Ok(TcpSink {
             tos: cfg.ds_byte,
+            observe: cfg.e2e_delay || cfg.trace,
             cfg,
             flow,
             next: 0,
@@ -86,6 +94,7 @@ impl TcpSink {
             delack_timer: Timer::default(),
             ident: 0,
             stats: SinkStats::default(),
+            deliveries: Vec::new(),
         })
     }
 
@@ -118,10 +127,11 @@ impl TcpSink {
             return None;
         }
         self.stats.packets_received += 1;
-        if self.cfg.e2e_delay {
-            self.e2e_sample(now, seq, pkt);
+        if self.observe {
+            self.observed_update(now, seq, pkt);
+        } else {
+            self.update(now, seq);
         }
-        self.update(now, seq);
 
         let sc = &self.cfg.sink;
         if sc.delayed_ack {
@@ -210,6 +220,30 @@ impl TcpSink {
         self.stats.delivered_packets += delivered;
         self.stats.delivered_bytes += delivered * self.cfg.segment_size as u64;
         self.stats.last_delivery = Some(now);
+    }
+
+    /// `update` with the measurements of `TcpConfig::e2e_delay` and `TcpConfig::trace` around
+    /// it, off the common path.
+    #[cold]
+    #[inline(never)]
+    fn observed_update(&mut self, now: Instant, seq: i64, pkt: &Packet) {
+        if self.cfg.e2e_delay {
+            self.e2e_sample(now, seq, pkt);
+        }
+        let before = self.next;
+        self.update(now, seq);
+        if self.cfg.trace && self.next > before {
+            if let Some(&(last, _)) = self.deliveries.last() {
+                self.stats.max_stall_s = self.stats.max_stall_s.max((now - last).as_secs_f64());
+            }
+            self.deliveries.push((now, self.next - 1));
+        }
+    }
+
+    /// In-order deliveries so far, (time, highest in-order packet), when `TcpConfig::trace` is
+    /// on (seed 002 Fig. 4.6's received-sequence trace); empty otherwise.
+    pub fn deliveries(&self) -> &[(Instant, i64)] {
+        &self.deliveries
     }
 
     /// Seed 002 Fig. 4.8's end-to-end delay of packet `seq`, if this is its first arrival (one

@@ -890,6 +890,55 @@ fn e2e_delay_is_first_arrival_minus_first_send() {
     }
 }
 
+/// Seed 002 E1's traces (`TcpConfig::trace`): the sink logs each in-order delivery and the
+/// longest stall between two of them; duplicates, held packets and a delivery that fills a gap
+/// are handled as the ACK number moves. Off, nothing is logged and the ACKs are the same.
+#[test]
+fn sink_trace_logs_deliveries_and_the_longest_stall() {
+    let cfg = TcpConfig {
+        trace: true,
+        e2e_delay: true,
+        ..TcpConfig::dissertation(SEG)
+    };
+    let arrivals = [
+        (0.0, 0),
+        (1.0, 1),
+        (1.5, 3),
+        (2.0, 4),
+        (6.0, 1),
+        (7.0, 2),
+        (7.5, 5),
+    ];
+    let mut k = TcpSink::new(cfg, flow()).unwrap();
+    let mut plain = TcpSink::new(TcpConfig::dissertation(SEG), flow()).unwrap();
+    for &(t, q) in &arrivals {
+        let (a, b) = (
+            k.handle_data(at(t), &data(q)),
+            plain.handle_data(at(t), &data(q)),
+        );
+        assert_eq!(ackno(a), ackno(b), "t = {t}");
+    }
+    // 2 was lost until 7.0 s: 1.0 -> 7.0 is the longest stall; 3 and 4 are delivered with it.
+    assert_eq!(
+        k.deliveries(),
+        [(at(0.0), 0), (at(1.0), 1), (at(7.0), 4), (at(7.5), 5)]
+    );
+    assert!((k.stats().max_stall_s - 6.0).abs() < 1e-9);
+    assert_eq!(k.stats().delivered_packets, plain.stats().delivered_packets);
+    assert!(plain.deliveries().is_empty());
+    assert_eq!(plain.stats().max_stall_s, 0.0);
+    // The sender's trace is on from the start with the option.
+    let s = sender(TcpConfig {
+        trace: true,
+        ..TcpConfig::dissertation(SEG)
+    });
+    let mut s = s;
+    s.send(at(0.0), 3);
+    let _ = sent(&mut s, at(0.0));
+    assert!(!s.trace().is_empty());
+    assert!(sender(TcpConfig::dissertation(SEG)).trace().is_empty());
+}
+
 // ------------------------------------------------------------------ reset (ns2-semantics.md 1.3)
 
 /// Transfer 3 packets with RTT 0.2 s and return the sender (timed segment = packet 2).
