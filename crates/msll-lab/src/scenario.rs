@@ -374,6 +374,10 @@ pub struct AppSection {
     /// FTP: measure each segment's end-to-end delay, first transmission to first arrival
     /// (`ftp.e2e_delay_s`, seed 002 Fig. 4.8; default false).
     pub e2e_delay: Option<bool>,
+    /// TCP: how RTT samples become an RTO: "ns2-ticks" (ns-2's tick clock, truncated; the
+    /// default of every preset) or "exact-nearest" (seed 002's thesis: exact samples, the RTO
+    /// rounded to the nearest `tick`, A20).
+    pub rto_model: Option<String>,
     /// FTP: keep the cwnd and received-sequence traces and measure the longest stall between
     /// in-order deliveries (`ftp.max_stall_s`, seed 002 claim C7; default false).
     pub trace: Option<bool>,
@@ -1222,8 +1226,9 @@ fn app_spec(
         }
     };
     // A field of another application kind is a mistake, not something to ignore silently.
-    let given: [(&str, bool); 30] = [
+    let given: [(&str, bool); 31] = [
         ("e2e_delay", a.e2e_delay.is_some()),
+        ("rto_model", a.rto_model.is_some()),
         ("trace", a.trace.is_some()),
         ("variant", a.variant.is_some()),
         ("vegas_alpha", a.vegas_alpha.is_some()),
@@ -1254,8 +1259,9 @@ fn app_spec(
         ("threshold_s", a.threshold_s.is_some()),
         ("start_s", false),
     ];
-    const TCP: [&str; 9] = [
+    const TCP: [&str; 10] = [
         "tcp",
+        "rto_model",
         "window",
         "segment_size",
         "tick",
@@ -1444,6 +1450,16 @@ fn tcp_spec(i: usize, a: &AppSection, link: &LinkSpec) -> Result<TcpConfig, Stri
     }
     if let Some(d) = a.delayed_ack {
         tcp.sink.delayed_ack = d;
+    }
+    match a.rto_model.as_deref() {
+        None => {}
+        Some("ns2-ticks") => tcp.rto_model = msll_sim::tcp::RtoModel::Ns2Ticks,
+        Some("exact-nearest") => tcp.rto_model = msll_sim::tcp::RtoModel::ExactNearest,
+        Some(other) => {
+            return Err(format!(
+                "app[{i}].rto_model = \"{other}\": unknown (known: ns2-ticks, exact-nearest)"
+            ))
+        }
     }
     let vegas_given = [
         ("vegas_alpha", a.vegas_alpha),

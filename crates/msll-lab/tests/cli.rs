@@ -386,6 +386,27 @@ fn impossible_values_are_named_not_run() {
             GOOD.replace("kind = \"conference\"", "kind = \"conference\"\ne2e_delay = true"),
             vec!["e2e_delay", "does not apply"],
         ),
+        (
+            "trace-not-ftp",
+            GOOD.replace("kind = \"conference\"", "kind = \"conference\"\ntrace = true"),
+            vec!["app[0].trace", "does not apply"],
+        ),
+        (
+            "rto-model-unknown",
+            GOOD.replace(
+                "kind = \"conference\"",
+                "kind = \"ftp\"\nbytes = 20000\nrto_model = \"nearest\"",
+            ),
+            vec!["app[0].rto_model = \"nearest\"", "ns2-ticks, exact-nearest"],
+        ),
+        (
+            "rto-model-not-tcp",
+            GOOD.replace(
+                "kind = \"conference\"",
+                "kind = \"conference\"\nrto_model = \"exact-nearest\"",
+            ),
+            vec!["app[0].rto_model", "does not apply"],
+        ),
     ];
     for (tag, text, needles) in cases {
         assert_one_line_error(tag, &text, &needles);

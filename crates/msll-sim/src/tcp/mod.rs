@@ -139,6 +139,30 @@ impl Default for SinkConfig {
     }
 }
 
+/// How the retransmission timeout follows the RTT samples.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RtoModel {
+    /// ns-2's (ns2-semantics.md 1.9): a sample counts the edges of a free-running clock of
+    /// period `tick` between send and ACK, SRTT and deviation are scaled integers of ticks, and
+    /// the RTO is truncated to whole ticks.
+    #[default]
+    Ns2Ticks,
+    /// Seed 002's thesis (sec. 2.1.3, Eqns 2.1-2.3; seed002.md A20): a sample is the exact time
+    /// from send to ACK, SRTT and deviation are seconds with ns-2's gains (1/8, 1/4), the
+    /// deviation updated with the old SRTT, and RTO = SRTT + 2^`rttvar_exp` x deviation
+    /// "rounded off to the nearest multiple" of `tick`, clamped to `min_rto` and then doubled
+    /// per back-off up to `max_rto` (RFC 2988's order, whatever `rfc2988` says). The preset
+    /// `wong1998` uses it (the spec's recommendation).
+    ExactNearest,
+}
+
+impl RtoModel {
+    pub fn is_ns2_ticks(&self) -> bool {
+        *self == RtoModel::Ns2Ticks
+    }
+}
+
 /// Every ns-2 knob of `Agent/TCP/Reno` that changes dynamics, by its ns-2 name (ns2-semantics.md
 /// 1.1), plus the few code-level differences between 2.1b4 and 2.35 (section 9) as booleans.
 /// Times are seconds (`f64`), as in ns-2, because the RTO arithmetic is done in ns-2's doubles.
@@ -241,6 +265,11 @@ pub struct TcpConfig {
     /// off, so configurations without it keep their cache keys and golden fingerprints.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub trace: bool,
+    /// How RTT samples become an RTO: ns-2's ticks (the default) or the exact samples and
+    /// nearest-tick rounding of seed 002's thesis (A20). Left out of the serialised form at its
+    /// default, like `trace`.
+    #[serde(skip_serializing_if = "RtoModel::is_ns2_ticks")]
+    pub rto_model: RtoModel,
     /// Receiver options.
     pub sink: SinkConfig,
 }
@@ -291,6 +320,7 @@ impl TcpConfig {
             full_reset: false,
             e2e_delay: false,
             trace: false,
+            rto_model: RtoModel::Ns2Ticks,
             sink: SinkConfig::default(),
         }
     }
@@ -357,6 +387,7 @@ impl TcpConfig {
             srtt_init: 1.0,
             rttvar_init: 1.0,
             rto_init: 5.0,
+            rto_model: RtoModel::ExactNearest,
             precision_reduce: true,
             sink: SinkConfig {
                 delayed_ack: true,

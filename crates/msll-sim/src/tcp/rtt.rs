@@ -41,6 +41,16 @@ pub struct RttEstimator {
     /// Backoff multiplier (`t_backoff_`).
     t_backoff: u64,
     samples: u64,
+    /// `RtoModel::ExactNearest`: samples, SRTT and deviation in seconds, the RTO rounded to the
+    /// nearest tick; the tick fields above then stay at their initial values but `t_rtxcur`.
+    exact: Option<ExactRtt>,
+}
+
+/// The thesis's estimator state (seed 002 A20), seconds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct ExactRtt {
+    srtt: f64,
+    dev: f64,
 }
 
 impl RttEstimator {
@@ -61,6 +71,10 @@ impl RttEstimator {
             t_rtxcur: cfg.rto_init,
             t_backoff: 1,
             samples: 0,
+            exact: (cfg.rto_model == super::RtoModel::ExactNearest).then_some(ExactRtt {
+                srtt: cfg.srtt_init,
+                dev: cfg.rttvar_init,
+            }),
         };
         e.set_boot_time(boot_time);
         e.init(cfg);
@@ -75,6 +89,12 @@ impl RttEstimator {
         self.t_rttvar = ((cfg.rttvar_init / self.tick) as i64) << RTTVAR_BITS;
         self.t_rtxcur = cfg.rto_init;
         self.t_backoff = 1;
+        if let Some(x) = self.exact.as_mut() {
+            *x = ExactRtt {
+                srtt: cfg.srtt_init,
+                dev: cfg.rttvar_init,
+            };
+        }
     }
 
     pub(crate) fn set_boot_time(&mut self, boot_time: f64) {
@@ -97,6 +117,21 @@ impl RttEstimator {
     /// `rtt_update(tao)`: feed one sample measured at `now` (both seconds).
     pub fn update(&mut self, now: f64, tao: f64) {
         self.samples += 1;
+        if let Some(x) = self.exact.as_mut() {
+            // Seed 002 Eqns 2.1-2.3: the deviation moves with the old SRTT, then SRTT. A zero
+            // SRTT (the thesis starts at 1 s; `backoff` clears it past 8 backoffs, as ns-2 does)
+            // takes the sample as SRTT and half of it as deviation, as ns-2's first sample.
+            if x.srtt > 0.0 {
+                x.dev += ((tao - x.srtt).abs() - x.dev) / (1 << RTTVAR_BITS) as f64;
+                x.srtt += (tao - x.srtt) / (1 << SRTT_BITS) as f64;
+            } else {
+                x.srtt = tao;
+                x.dev = tao / 2.0;
+            }
+            let rto = x.srtt + (1u64 << self.rttvar_exp) as f64 * x.dev;
+            self.t_rtxcur = (rto / self.tick).round() * self.tick;
+            return;
+        }
         self.t_rtt = self.ticks(now, tao);
         self.update_ticks(self.t_rtt);
     }
@@ -132,7 +167,10 @@ impl RttEstimator {
     /// `rtt_timeout()`: the RTO to arm now, seconds (1.9).
     pub fn rto(&self) -> f64 {
         let backoff = self.t_backoff as f64;
-        let mut rto = if self.rfc2988 {
+        // The thesis's RTO (seed 002, `RtoModel::ExactNearest`) is clamped to its floor, then
+        // doubled per back-off, as RFC 2988's: a sub-floor estimate (exact samples of 50 ms
+        // round to 0) would otherwise stay at the floor through every back-off.
+        let mut rto = if self.rfc2988 || self.exact.is_some() {
             let base = if self.t_rtxcur < self.min_rto {
                 self.min_rto
             } else {
@@ -170,6 +208,10 @@ impl RttEstimator {
         if self.t_backoff > 8 {
             self.t_rttvar += self.t_srtt >> SRTT_BITS;
             self.t_srtt = 0;
+            if let Some(x) = self.exact.as_mut() {
+                x.dev += x.srtt;
+                x.srtt = 0.0;
+            }
         }
     }
 
@@ -275,6 +317,63 @@ mod tests {
                 "{x}"
             );
         }
+    }
+
+    /// Seed 002's estimator (A20): exact samples, the RTO rounded to the nearest 0.5 s, then
+    /// clamped to [2, 240] s and backed off as ns-2's; worked by hand from the thesis's
+    /// Eqns 2.1-2.3 (SRTT 1 s and deviation 1 s at the start).
+    #[test]
+    fn exact_nearest_rounds_to_the_nearest_tick() {
+        let cfg = TcpConfig {
+            rto_model: super::super::RtoModel::ExactNearest,
+            ..TcpConfig::wong1998()
+        };
+        let mut e = RttEstimator::new(&cfg, 0.123);
+        assert_eq!(e.rto(), 5.0);
+        // dev = 1 + (1.3 - 1) / 4 = 1.075, srtt = 1 + 1.3 / 8 = 1.1625: 5.4625 -> 5.5.
+        e.update(10.0, 2.3);
+        assert_eq!(e.rto(), 5.5);
+        // dev = 1.075 + (0.7625 - 1.075) / 4 = 0.996875, srtt = 1.0671875: 5.0546875 -> 5.0
+        // (ns-2's ticks would truncate 4 * dev + srtt counted in whole ticks instead).
+        e.update(11.0, 0.4);
+        assert!((e.rtxcur() - 5.0).abs() < 1e-12, "{}", e.rtxcur());
+        // The sample's tick phase does not matter: the same sample at another time.
+        let mut f = RttEstimator::new(&cfg, 0.0);
+        f.update(10.37, 2.3);
+        f.update(11.91, 0.4);
+        assert_eq!(f.rtxcur(), e.rtxcur());
+        // Steady 0.3 s samples: the RTO falls to 0.3 + 4 x ~0 -> 0.5, clamped at min_rto 2 s.
+        for k in 0..200 {
+            e.update(20.0 + k as f64, 0.3);
+        }
+        assert_eq!(e.rtxcur(), 0.5);
+        assert_eq!(e.rto(), 2.0);
+        // Clamped, then doubled (the thesis: "RTO <- 2 x RTO"), even with 2.1b4's order of
+        // the two in ns-2's model (`rfc2988` off in wong1998).
+        assert!(!cfg.rfc2988);
+        e.backoff();
+        assert_eq!(e.rto(), 4.0);
+        e.backoff();
+        e.backoff();
+        assert_eq!(e.rto(), 16.0);
+        // Half-way values round away from zero: srtt 1.25 exactly -> 1.25 + 0 = 1.25 -> 1.5.
+        let mut g = RttEstimator::new(
+            &TcpConfig {
+                srtt_init: 0.0,
+                rttvar_init: 0.0,
+                min_rto: 0.0,
+                ..cfg.clone()
+            },
+            0.0,
+        );
+        g.update(1.0, 0.25);
+        // First sample: srtt 0.25, dev 0.125: 0.25 + 0.5 = 0.75 -> 1.0 (0.75 / 0.5 = 1.5).
+        assert_eq!(g.rtxcur(), 1.0);
+        // ns-2's estimator on the same samples differs: the model is a real choice.
+        let mut n = RttEstimator::new(&TcpConfig::wong1998(), 0.123);
+        n.update(10.0, 2.3);
+        n.update(11.0, 0.4);
+        assert_ne!(n.rtxcur(), e.rtxcur());
     }
 
     fn est(tick: f64) -> RttEstimator {
