@@ -43,6 +43,7 @@ pub fn primary_metrics(sc: &Scenario, results: &[PointResult]) -> Vec<String> {
         .raw
         .figure
         .iter()
+        .filter(|f| f.trace.is_none())
         .map(|f| f.metric.clone())
         .chain(default_metrics(results))
     {

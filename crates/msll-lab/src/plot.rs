@@ -28,6 +28,8 @@ pub struct Plot {
     /// A trace: each series is a step function of a numeric x (time), drawn as steps without
     /// markers or bars, on an axis with plain numeric ticks (`x_ticks` unused).
     pub steps: bool,
+    /// With `steps`: the x axis's range (a trace figure's `window_s`); default the data's.
+    pub x_range: Option<(f64, f64)>,
 }
 
 const FONT_CANDIDATES: &[&str] = &[
@@ -72,10 +74,18 @@ fn bounds(p: &Plot) -> (f64, f64, f64, f64) {
             (a.min(q.0), b.max(q.0))
         });
         let y1 = pts().fold(f64::NEG_INFINITY, |a, q| a.max(q.1));
-        return if x0.is_finite() && x1 > x0 && y1.is_finite() {
-            (x0, x1, 0.0, y1.max(1.0) * 1.08)
+        let (x0, x1) = p.x_range.unwrap_or((x0, x1));
+        let y1 = if y1.is_finite() {
+            y1.max(1.0) * 1.08
         } else {
-            (0.0, 1.0, 0.0, 1.0)
+            1.0
+        };
+        return if x0.is_finite() && x1 > x0 {
+            (x0, x1, 0.0, y1)
+        } else {
+            // No data, or one instant: a unit range around it.
+            let x = if x0.is_finite() { x0 } else { 0.0 };
+            (x, x + 1.0, 0.0, y1)
         };
     }
     let xs = p.x_ticks.iter().map(|t| t.0);

@@ -202,6 +202,7 @@ fn build_figure(sc: &Scenario, prs: &[PointResult], f: &FigureSpec) -> Fig {
             series,
             log_y: f.log_y,
             steps: false,
+            x_range: None,
         },
         table,
         png: false,
@@ -225,6 +226,11 @@ fn build_trace_figure(
         "| point | steps | min | max | longest flat stretch (s) |\n|---|---|---|---|---|\n",
     );
     for c in curves {
+        if c.steps.is_empty() {
+            // A window after the run's end, or a sender that never sent.
+            let _ = writeln!(table, "| {} | 0 | - | - | - |", c.name);
+            continue;
+        }
         let (lo, hi) = c
             .steps
             .iter()
@@ -241,8 +247,8 @@ fn build_trace_figure(
             "| {} | {} | {} | {} | {} |",
             c.name,
             c.steps.len(),
-            sig(lo),
-            sig(hi),
+            sig(lo * f.scale),
+            sig(hi * f.scale),
             sig(flat)
         );
     }
@@ -278,6 +284,7 @@ fn build_trace_figure(
                 .collect(),
             log_y: false,
             steps: true,
+            x_range: f.window_s.map(|[a, b]| (a, b)),
         },
         table,
         png: false,

@@ -186,7 +186,9 @@ fn quicken(p: &mut Point) {
 ///    4.8); cached runs without them must not be reused.
 /// 12: with a FIFO random link delay, a packet lost on the link no longer holds later packets
 ///    back (seed 002's ch. 5 scenarios, whose Internet drops packets while congested).
-pub const MODEL_REVISION: u32 = 12;
+/// 13: `ftp.max_stall_s` also counts the stretch before the first in-order delivery and, for an
+///    unfinished transfer, after the last (seed 002 claim C7; session 31's review).
+pub const MODEL_REVISION: u32 = 13;
 
 /// One point's fingerprint: what the cache keys a run by, and what the run gives.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -486,8 +488,9 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<()> {
     }
     // Trace figures (seed 002 E1): their points' first replications, run again traced (a few
     // runs, ~0.1 s each). Their curves go to data/traces/<figure>.csv.
+    // `--no-run` (and `merge`) never simulate: their report leaves trace figures out.
     let mut traces = BTreeMap::new();
-    for sc in &all {
+    for sc in all.iter().filter(|_| !opts.no_run) {
         for f in sc.raw.figure.iter().filter(|f| f.trace.is_some()) {
             let curves = crate::traces::figure_curves(sc, f)?;
             std::fs::create_dir_all(data.join("traces"))?;
@@ -497,6 +500,16 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<()> {
             )?;
             traces.insert(f.id.clone(), curves);
         }
+    }
+    let untraced = all
+        .iter()
+        .flat_map(|sc| sc.raw.figure.iter())
+        .filter(|f| f.trace.is_some() && !traces.contains_key(&f.id))
+        .count();
+    if untraced > 0 {
+        eprintln!(
+            "reproduce: {untraced} trace figure(s) left out: they rerun a replication, which --no-run (and merge) never do; `msll reproduce --only <figure id>` draws them"
+        );
     }
     // With --only, claims about scenarios outside the selection are not part of the report.
     let claims: Vec<claims::Claim> = if opts.only.is_empty() {

@@ -375,8 +375,8 @@ pub struct AppSection {
     /// (`ftp.e2e_delay_s`, seed 002 Fig. 4.8; default false).
     pub e2e_delay: Option<bool>,
     /// TCP: how RTT samples become an RTO: "ns2-ticks" (ns-2's tick clock, truncated; the
-    /// default of every preset) or "exact-nearest" (seed 002's thesis: exact samples, the RTO
-    /// rounded to the nearest `tick`, A20).
+    /// default of every preset but wong1998) or "exact-nearest" (seed 002's thesis: exact
+    /// samples, the RTO rounded to the nearest `tick`, A20; wong1998's default).
     pub rto_model: Option<String>,
     /// FTP: keep the cwnd and received-sequence traces and measure the longest stall between
     /// in-order deliveries (`ftp.max_stall_s`, seed 002 claim C7; default false).
@@ -918,6 +918,11 @@ impl Scenario {
                     return Err(err(format!(
                         "figure[{i}].metric = \"{}\": a trace figure draws its trace, not a metric",
                         f.metric
+                    )));
+                }
+                Some(_) if f.log_y || !f.error_bars.is_sd() => {
+                    return Err(err(format!(
+                        "figure[{i}]: `log_y` and `error_bars` do not apply to a trace figure (one run, linear axes)"
                     )));
                 }
                 Some(_) if f.points.is_empty() => {

@@ -2037,9 +2037,22 @@ impl Simulation {
             let p = metric_prefix("ftp", k);
             let st = s.stats();
             let sink = tcp_sinks.next();
-            if let Some(ks) = sink.filter(|_| s.config().trace).map(|k| k.stats()) {
-                // Seed 002 claim C7: the longest flat stretch of the received-sequence trace.
-                r.set(&format!("{p}.max_stall_s"), ks.max_stall_s);
+            if let Some(k) = sink.filter(|_| s.config().trace) {
+                // Seed 002 claim C7: the longest flat stretch of the received-sequence trace:
+                // between two in-order deliveries, from the first transmission to the first
+                // delivery, and, for a transfer left unfinished, from the last delivery to the
+                // end of the run. NaN if nothing was sent.
+                let stall = st.first_send.map_or(f64::NAN, |t0| {
+                    let d = k.deliveries();
+                    let first = d.first().map_or(self.now, |x| x.0);
+                    let mut m = k.stats().max_stall_s.max((first - t0).as_secs_f64());
+                    if !s.is_done() {
+                        let last = d.last().map_or(t0, |x| x.0);
+                        m = m.max((self.now - last).as_secs_f64());
+                    }
+                    m
+                });
+                r.set(&format!("{p}.max_stall_s"), stall);
             }
             if let Some(sink) = sink.filter(|_| s.config().e2e_delay) {
                 // Seed 002 Fig. 4.8: mean of first arrival - first transmission per packet.

@@ -374,8 +374,9 @@ impl TcpConfig {
     /// clock, a delayed-ACK sink (every 2nd segment or 0.2 s, at once on a hole fill: A19), and
     /// the window halved as a real number (Fig. 4.2's cwnd of 1828 bytes is 3.57 segments).
     ///
-    /// Deviations, recorded in docs/seed002.md: ns-2 rounds the RTO up to whole 0.5 s ticks where
-    /// the thesis rounds to the nearest (A20), and keeps ssthresh in whole segments.
+    /// The RTO is the thesis's (`RtoModel::ExactNearest`, A20: exact samples, rounded to the
+    /// nearest 0.5 s) since session 31; `rto_model = Ns2Ticks` gives ns-2's tick arithmetic,
+    /// which truncates to whole ticks. Choices recorded in docs/seed002.md.
     pub fn wong1998() -> Self {
         TcpConfig {
             use_headers: true,

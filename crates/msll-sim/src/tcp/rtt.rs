@@ -42,7 +42,8 @@ pub struct RttEstimator {
     t_backoff: u64,
     samples: u64,
     /// `RtoModel::ExactNearest`: samples, SRTT and deviation in seconds, the RTO rounded to the
-    /// nearest tick; the tick fields above then stay at their initial values but `t_rtxcur`.
+    /// nearest tick into `t_rtxcur`. The tick estimator's fields are then unused (`backoff`
+    /// still folds them as ns-2 does, and folds these the same way).
     exact: Option<ExactRtt>,
 }
 
@@ -320,8 +321,8 @@ mod tests {
     }
 
     /// Seed 002's estimator (A20): exact samples, the RTO rounded to the nearest 0.5 s, then
-    /// clamped to [2, 240] s and backed off as ns-2's; worked by hand from the thesis's
-    /// Eqns 2.1-2.3 (SRTT 1 s and deviation 1 s at the start).
+    /// clamped to [2, 240] s and doubled per back-off (RFC 2988's order); worked by hand from
+    /// the thesis's Eqns 2.1-2.3 (SRTT 1 s and deviation 1 s at the start).
     #[test]
     fn exact_nearest_rounds_to_the_nearest_tick() {
         let cfg = TcpConfig {
@@ -333,15 +334,26 @@ mod tests {
         // dev = 1 + (1.3 - 1) / 4 = 1.075, srtt = 1 + 1.3 / 8 = 1.1625: 5.4625 -> 5.5.
         e.update(10.0, 2.3);
         assert_eq!(e.rto(), 5.5);
-        // dev = 1.075 + (0.7625 - 1.075) / 4 = 0.996875, srtt = 1.0671875: 5.0546875 -> 5.0
-        // (ns-2's ticks would truncate 4 * dev + srtt counted in whole ticks instead).
+        // dev = 1.075 + (0.7625 - 1.075) / 4 = 0.996875, srtt = 1.0671875: 5.0546875 -> 5.0.
         e.update(11.0, 0.4);
         assert!((e.rtxcur() - 5.0).abs() < 1e-12, "{}", e.rtxcur());
-        // The sample's tick phase does not matter: the same sample at another time.
+        // The sample's tick phase does not matter: the same samples at other times, another
+        // clock phase.
         let mut f = RttEstimator::new(&cfg, 0.0);
         f.update(10.37, 2.3);
         f.update(11.91, 0.4);
         assert_eq!(f.rtxcur(), e.rtxcur());
+        // ns-2's ticks (the default model) on those samples: at clock phase 0 the first counts
+        // 4 or 5 edges and the second 1, truncated, 4.5 s; the models are a real choice.
+        let ns2 = TcpConfig {
+            rto_model: super::super::RtoModel::Ns2Ticks,
+            ..cfg.clone()
+        };
+        let mut n = RttEstimator::new(&ns2, 0.0);
+        n.update(10.37, 2.3);
+        n.update(11.91, 0.4);
+        assert_eq!(n.rtxcur(), 4.5);
+        assert_ne!(n.rtxcur(), f.rtxcur());
         // Steady 0.3 s samples: the RTO falls to 0.3 + 4 x ~0 -> 0.5, clamped at min_rto 2 s.
         for k in 0..200 {
             e.update(20.0 + k as f64, 0.3);
@@ -356,7 +368,7 @@ mod tests {
         e.backoff();
         e.backoff();
         assert_eq!(e.rto(), 16.0);
-        // Half-way values round away from zero: srtt 1.25 exactly -> 1.25 + 0 = 1.25 -> 1.5.
+        // Half-way values round away from zero (0.75 s is 1.5 ticks: 2 ticks, 1.0 s).
         let mut g = RttEstimator::new(
             &TcpConfig {
                 srtt_init: 0.0,
@@ -369,11 +381,6 @@ mod tests {
         g.update(1.0, 0.25);
         // First sample: srtt 0.25, dev 0.125: 0.25 + 0.5 = 0.75 -> 1.0 (0.75 / 0.5 = 1.5).
         assert_eq!(g.rtxcur(), 1.0);
-        // ns-2's estimator on the same samples differs: the model is a real choice.
-        let mut n = RttEstimator::new(&TcpConfig::wong1998(), 0.123);
-        n.update(10.0, 2.3);
-        n.update(11.0, 0.4);
-        assert_ne!(n.rtxcur(), e.rtxcur());
     }
 
     fn est(tick: f64) -> RttEstimator {

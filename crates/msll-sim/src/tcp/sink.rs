@@ -45,8 +45,10 @@ pub struct SinkStats {
     /// transmission, summed over the packets that carried a stamp, and their number.
     pub e2e_delay_sum_s: f64,
     pub e2e_delay_samples: u64,
-    /// Longest time between two in-order deliveries, seconds (`TcpConfig::trace`; 0 without
-    /// it): a flat stretch of seed 002 Fig. 4.6's received-sequence trace (claim C7).
+    /// Longest time between two in-order deliveries of one transfer, seconds
+    /// (`TcpConfig::trace`; 0 without it): a flat stretch of seed 002 Fig. 4.6's
+    /// received-sequence trace (claim C7). The simulator's `ftp.max_stall_s` adds the stretches
+    /// before the first delivery and, for a transfer left unfinished, after the last.
     pub max_stall_s: f64,
 }
 
@@ -74,6 +76,10 @@ pub struct TcpSink {
     observe: bool,
     /// In-order deliveries (`TcpConfig::trace`): (time, highest in-order packet after it).
     deliveries: Vec<(Instant, i64)>,
+    /// The last in-order delivery of the current transfer (`TcpConfig::trace`): a stall is
+    /// measured from it. `reset` clears it, so a reused sink (WWW) measures no stall across
+    /// two transfers.
+    stall_from: Option<Instant>,
 }
 
 impl TcpSink {
@@ -95,6 +101,7 @@ impl TcpSink {
             ident: 0,
             stats: SinkStats::default(),
             deliveries: Vec::new(),
+            stall_from: None,
         })
     }
 
@@ -104,6 +111,7 @@ impl TcpSink {
         self.maxseen = -1;
         self.held.clear();
         self.delack_timer.cancel();
+        self.stall_from = None;
     }
 
     /// A data packet arrived; returns the ACK to send now, if any.
@@ -233,9 +241,10 @@ impl TcpSink {
         let before = self.next;
         self.update(now, seq);
         if self.cfg.trace && self.next > before {
-            if let Some(&(last, _)) = self.deliveries.last() {
+            if let Some(last) = self.stall_from {
                 self.stats.max_stall_s = self.stats.max_stall_s.max((now - last).as_secs_f64());
             }
+            self.stall_from = Some(now);
             self.deliveries.push((now, self.next - 1));
         }
     }
