@@ -245,6 +245,16 @@ impl Iface {
     }
 }
 
+/// `num / den`, or NaN when nothing was counted: a mean of nothing is not 0, which would read
+/// as a perfect result (the summaries leave NaN out of their means).
+fn ratio_or_nan(num: f64, den: u64) -> f64 {
+    if den > 0 {
+        num / den as f64
+    } else {
+        f64::NAN
+    }
+}
+
 /// One FTP app's traces ([`Simulation::tcp_traces`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct TcpTrace {
@@ -1794,13 +1804,7 @@ impl Simulation {
                 sent += st.sent;
             }
             let flows = goodputs.len() as f64;
-            let mean = |x: f64| {
-                if measured > 0 {
-                    x / measured as f64
-                } else {
-                    f64::NAN
-                }
-            };
+            let mean = |x: f64| ratio_or_nan(x, measured as u64);
             r.set(&format!("{p}.flows"), flows);
             r.set(&format!("{p}.goodput_bps"), goodputs.iter().sum());
             r.set(&format!("{p}.fairness"), crate::app::video::jain(&goodputs));
@@ -1811,14 +1815,7 @@ impl Simulation {
             r.set(&format!("{p}.segments"), segs as f64);
             r.set(&format!("{p}.rtx_per_flow"), rtx as f64 / flows);
             r.set(&format!("{p}.timeouts_per_flow"), tmo as f64 / flows);
-            r.set(
-                &format!("{p}.rtx_rate"),
-                if sent > 0 {
-                    rtx as f64 / sent as f64
-                } else {
-                    f64::NAN
-                },
-            );
+            r.set(&format!("{p}.rtx_rate"), ratio_or_nan(rtx as f64, sent));
             // Snoop's (or any scheme's) local retransmissions of the whole run and every
             // interface, shared out over the flows: meant for runs whose only traffic is this
             // app (seed 003's).
@@ -1857,11 +1854,7 @@ impl Simulation {
             // Times of nothing are NaN, not 0 (see the conferencing delays).
             r.set(
                 &format!("{p}.mean_transaction_s"),
-                if s.transactions > 0 {
-                    s.transaction_time_s / s.transactions as f64
-                } else {
-                    f64::NAN
-                },
+                ratio_or_nan(s.transaction_time_s, s.transactions),
             );
             r.set(&format!("{p}.reply_bytes"), s.reply_bytes as f64);
             r.set(&format!("{p}.objects"), s.objects as f64);
@@ -2059,11 +2052,7 @@ impl Simulation {
                 let ks = sink.stats();
                 r.set(
                     &format!("{p}.e2e_delay_s"),
-                    if ks.e2e_delay_samples > 0 {
-                        ks.e2e_delay_sum_s / ks.e2e_delay_samples as f64
-                    } else {
-                        f64::NAN
-                    },
+                    ratio_or_nan(ks.e2e_delay_sum_s, ks.e2e_delay_samples),
                 );
             }
             let app_bytes = st.bytes_acked as f64;
@@ -2114,17 +2103,9 @@ impl Simulation {
             // Retransmits and timeouts, each backed-off timeout of a series counted) per data
             // packet sent (retransmissions and a SYN included): the p of Mathis et al.'s
             // derivation, a little above Padhye et al.'s "loss indications" when timeouts repeat.
-            let rtt = if st.rtt_samples > 0 {
-                st.rtt_sum_s / st.rtt_samples as f64
-            } else {
-                f64::NAN
-            };
+            let rtt = ratio_or_nan(st.rtt_sum_s, st.rtt_samples);
             let events = (st.fast_retransmits + st.timeouts) as f64;
-            let p_ev = if st.segments_sent > 0 {
-                events / st.segments_sent as f64
-            } else {
-                f64::NAN
-            };
+            let p_ev = ratio_or_nan(events, st.segments_sent);
             r.set(&format!("{p}.rtt_mean_s"), rtt);
             r.set(&format!("{p}.loss_event_rate"), p_ev);
             let mss_bits = s.config().segment_size as f64 * 8.0;
@@ -2139,11 +2120,7 @@ impl Simulation {
             r.set(&format!("{p}.mathis_ratio"), measured / mathis);
             // Eq. (2) (TFRC's response function, with its timeout term) fed the same way, with
             // the mean RTO armed after each RTT sample as T0.
-            let rto = if st.rtt_samples > 0 {
-                st.rto_sum_s / st.rtt_samples as f64
-            } else {
-                f64::NAN
-            };
+            let rto = ratio_or_nan(st.rto_sum_s, st.rtt_samples);
             // b = 2 packets per ACK behind a delayed-ACK sink (Padhye et al.'s general form).
             let b = if s.config().sink.delayed_ack {
                 2.0
