@@ -568,6 +568,13 @@ pub struct SimSection {
     /// With `[msll]`: "shared" (one DropTail IP queue, default) or "per-service" IP queues.
     #[serde(default)]
     pub ip_queues: IpQueues,
+    /// Each node's IP as a FIFO server (seed 002 sec. 1.6): `{ wired_host_pps = 5000,
+    /// base_station_pps = 1000, wireless_host_pps = 1000 }`; absent: IP takes no time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ip_service: Option<msll_sim::IpService>,
+    /// How long a host keeps an incomplete datagram's fragments, seconds (default 30).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reassembly_timeout_s: Option<f64>,
 }
 
 impl Default for SimSection {
@@ -577,6 +584,8 @@ impl Default for SimSection {
             pacing: true,
             traffic_streams: TrafficStreams::Fixed,
             ip_queues: IpQueues::Shared,
+            ip_service: None,
+            reassembly_timeout_s: None,
         }
     }
 }
@@ -721,6 +730,18 @@ impl Scenario {
             return Err(err(format!(
                 "sim.queue_limit = {}: must be at least 1 packet",
                 raw.sim.queue_limit
+            )));
+        }
+        if let Some(t) = raw.sim.reassembly_timeout_s {
+            if !(t.is_finite() && t > 0.0 && t <= 1e6) {
+                return Err(err(format!(
+                    "sim.reassembly_timeout_s = {t}: must be > 0 and at most 1e6 seconds"
+                )));
+            }
+        }
+        if let Some((f, v)) = raw.sim.ip_service.and_then(|s| s.invalid()) {
+            return Err(err(format!(
+                "sim.ip_service.{f} = {v}: must be a finite rate >= 0 packets/s (0: no service time)"
             )));
         }
         let links: Vec<String> = if raw.sweep.link.is_empty() {
@@ -1086,6 +1107,11 @@ impl Scenario {
                                 traffic_streams: raw.sim.traffic_streams,
                                 msll: msll.clone(),
                                 ip_queues: raw.sim.ip_queues,
+                                ip_service: raw.sim.ip_service,
+                                reassembly_timeout_s: raw
+                                    .sim
+                                    .reassembly_timeout_s
+                                    .unwrap_or(msll_sim::frag::REASSEMBLY_TIMEOUT.as_secs_f64()),
                             };
                             check_point(&raw, &config).map_err(err)?;
                             let scheme = msll.as_ref().map_or_else(|| s.label(), MsllConfig::label);

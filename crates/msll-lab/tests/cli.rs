@@ -377,6 +377,21 @@ fn impossible_values_are_named_not_run() {
             vec!["topology.wired_extra_delay.k = 0", "1..=64"],
         ),
         (
+            "reassembly-timeout-zero",
+            format!("{GOOD}\n[sim]\nreassembly_timeout_s = 0\n"),
+            vec!["sim.reassembly_timeout_s = 0", "> 0"],
+        ),
+        (
+            "ip-service-negative",
+            format!("{GOOD}\n[sim]\nip_service = {{ base_station_pps = -5.0 }}\n"),
+            vec!["sim.ip_service.base_station_pps = -5", "packets/s"],
+        ),
+        (
+            "ip-service-unknown-node",
+            format!("{GOOD}\n[sim]\nip_service = {{ router_pps = 100.0 }}\n"),
+            vec!["router_pps", "wired_host_pps"],
+        ),
+        (
             "extra-delay-negative",
             format!("{GOOD}\n[topology]\nwired_extra_delay = {{ mean_s = -1.0 }}\n"),
             vec!["topology.wired_extra_delay.mean_s = -1"],

@@ -158,6 +158,49 @@ fn is_shared(q: &IpQueues) -> bool {
     *q == IpQueues::Shared
 }
 
+/// Each node's IP as a FIFO server with a deterministic service time (seed 002 sec. 1.6: the
+/// fixed host serves 5000 packets/s, the base station and the mobile host 1000). Every packet
+/// handed to a node's IP, from its applications or off a link, waits its turn and then takes
+/// `1 / rate` before it is routed, delivered, fragmented or reassembled; a fragment counts as a
+/// packet, and the fragments IP makes of a datagram are not served again (seed002.md sec. 1.6,
+/// AMBIGUOUS: deterministic, per packet, no router server beyond the Internet delay). The queue
+/// is unbounded: the thesis gives no limit. A rate of 0 leaves that node's IP instantaneous.
+/// In two-link topologies both base stations take `base_station_pps` and both wireless hosts
+/// `wireless_host_pps`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IpService {
+    /// The wired (fixed) host's rate, packets per second (0: instantaneous).
+    #[serde(default)]
+    pub wired_host_pps: f64,
+    /// Each base station's rate, packets per second (0: instantaneous).
+    #[serde(default)]
+    pub base_station_pps: f64,
+    /// Each wireless (mobile) host's rate, packets per second (0: instantaneous).
+    #[serde(default)]
+    pub wireless_host_pps: f64,
+}
+
+impl IpService {
+    /// The thesis's rates (seed 002 sec. 1.6).
+    pub const WONG1998: IpService = IpService {
+        wired_host_pps: 5000.0,
+        base_station_pps: 1000.0,
+        wireless_host_pps: 1000.0,
+    };
+
+    /// The first field that is not a finite, non-negative rate: (field, value).
+    pub fn invalid(&self) -> Option<(&'static str, f64)> {
+        [
+            ("wired_host_pps", self.wired_host_pps),
+            ("base_station_pps", self.base_station_pps),
+            ("wireless_host_pps", self.wireless_host_pps),
+        ]
+        .into_iter()
+        .find(|&(_, v)| !(v.is_finite() && v >= 0.0))
+    }
+}
+
 /// A single run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -185,6 +228,27 @@ pub struct SimConfig {
     /// IP queueing in front of multi-service interfaces (ignored without `msll`).
     #[serde(default, skip_serializing_if = "is_shared")]
     pub ip_queues: IpQueues,
+    /// Per-node IP service times (seed 002 sec. 1.6); `None`: IP takes no time, as in seeds
+    /// 000, 001, 003 and 004.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ip_service: Option<IpService>,
+    /// How long a host keeps the fragments of an incomplete IP datagram, seconds (seed002.md
+    /// sec. 1.6, AMBIGUOUS: 15 s after RFC 791 or 30 s after BSD; default 30).
+    #[serde(
+        default = "reassembly_default",
+        skip_serializing_if = "is_reassembly_default"
+    )]
+    pub reassembly_timeout_s: f64,
+}
+
+fn reassembly_default() -> f64 {
+    crate::frag::REASSEMBLY_TIMEOUT.as_secs_f64()
+}
+
+// Left out of a serialised configuration at its default, so the cache keys of every run
+// written before the parameter existed stay as they were.
+fn is_reassembly_default(v: &f64) -> bool {
+    *v == reassembly_default()
 }
 
 impl SimConfig {
@@ -243,6 +307,8 @@ impl SimConfig {
             traffic_streams: TrafficStreams::Fixed,
             msll: None,
             ip_queues: IpQueues::default(),
+            ip_service: None,
+            reassembly_timeout_s: reassembly_default(),
         })
     }
 }

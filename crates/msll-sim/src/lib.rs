@@ -22,6 +22,6 @@ pub mod rng;
 pub mod sim;
 pub mod tcp;
 
-pub use config::{AppSpec, IpQueues, SimConfig, TrafficStreams};
+pub use config::{AppSpec, IpQueues, IpService, SimConfig, TrafficStreams};
 pub use metrics::{RunResult, Summary};
 pub use sim::{Simulation, TcpTrace};

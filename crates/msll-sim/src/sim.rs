@@ -74,6 +74,36 @@ enum Ev {
     Arrive(IfaceId, Payload),
     IfaceWake(IfaceId),
     AgentWake(AgentId),
+    /// A node's IP server finished its oldest packet (seed 002's IP service times): route it
+    /// now. The packet waits in `IpServers::waiting`, so this variant carries no payload and
+    /// leaves the event's layout as it was.
+    IpServed(NodeId),
+}
+
+/// Seed 002's per-node IP servers (`SimConfig::ip_service`): FIFO, deterministic, unbounded.
+struct IpServers {
+    /// Per node: the service time (zero: IP is instantaneous there) and when its server frees.
+    nodes: Vec<(Duration, Instant)>,
+    /// Per node: the packets in its server, oldest first (served in this order).
+    waiting: Vec<VecDeque<Packet>>,
+    /// Event-queue pipe of node 0's server: a FIFO server's completions only grow in time, as a
+    /// link's arrivals do, so they use pipes too (`EventQueue::push_fifo`), after the links'.
+    pipe_base: usize,
+}
+
+impl IpServers {
+    /// When a packet handed to `node`'s IP at `now` leaves its server; `None` if that node's IP
+    /// takes no time.
+    #[inline]
+    fn admit(&mut self, node: NodeId, now: Instant) -> Option<Instant> {
+        let (service, free_at) = &mut self.nodes[node];
+        if *service == Duration::ZERO {
+            return None;
+        }
+        let done = (*free_at).max(now) + *service;
+        *free_at = done;
+        Some(done)
+    }
 }
 
 /// One entry of the next-hop table (`Simulation::hops`).
@@ -348,6 +378,9 @@ pub struct EventKinds {
     pub agent_wakes: u64,
     /// Agent wake-ups popped for an instant no longer armed.
     pub stale_agent_wakes: u64,
+    /// Packets a node's IP server finished (seed 002's IP service times; 0 without them).
+    #[serde(default)]
+    pub ip_served: u64,
 }
 
 /// The work counters the engine keeps as it goes (`EngineCounters` without the event counts,
@@ -370,6 +403,7 @@ struct KindCounts {
     iface_wakes: u64,
     agent_wake_pops: u64,
     agent_wakes: u64,
+    ip_served: u64,
 }
 
 impl EventKinds {
@@ -381,6 +415,7 @@ impl EventKinds {
             + self.stale_iface_wakes
             + self.agent_wakes
             + self.stale_agent_wakes
+            + self.ip_served
     }
 }
 
@@ -416,6 +451,8 @@ pub struct Simulation {
     spare_www: Vec<Vec<(Side, Packet)>>,
     /// Events by kind, as the event loop counts them (`engine_counters`).
     kinds: KindCounts,
+    /// Seed 002's IP service times; `None` (every other seed): IP takes no time.
+    ip_servers: Option<Box<IpServers>>,
 }
 
 fn link_info(l: &LinkSpec) -> Result<(DataRate, Duration), SpecError> {
@@ -472,6 +509,7 @@ impl Simulation {
             port_ranges: Vec::new(),
             spare_www: Vec::new(),
             kinds: KindCounts::default(),
+            ip_servers: None,
         };
         // seed004-ch1-3 §3: one-link topologies are wired host -- BS ~~ wireless host; two-link
         // topologies wireless host ~~ BS -- BS ~~ wireless host.
@@ -483,6 +521,14 @@ impl Simulation {
             })?;
         }
         let two = cfg.topology.wireless_links() == 2;
+        let rt = cfg.reassembly_timeout_s;
+        if !(rt.is_finite() && rt > 0.0 && rt <= 1e6) {
+            return Err(SpecError {
+                field: "reassembly_timeout_s".into(),
+                value: rt.to_string(),
+                reason: "must be > 0 and at most 1e6 seconds".into(),
+            });
+        }
         let names: &[&str] = if two {
             &["MH-A", "BS-A", "BS-B", "MH-B"]
         } else {
@@ -493,7 +539,7 @@ impl Simulation {
                 name: n.to_string(),
                 addr: [10, 0, 0, i as u8 + 1],
                 ports: Vec::new(),
-                reassembly: crate::frag::Reassembly::default(),
+                reassembly: crate::frag::Reassembly::with_timeout(Duration::from_secs_f64(rt)),
             });
         }
         // (a, b, wireless, which node is the base station)
@@ -629,6 +675,41 @@ impl Simulation {
             let _ = ia;
         }
         sim.compute_routes();
+        if let Some(ips) = cfg.ip_service {
+            if let Some((f, v)) = ips.invalid() {
+                return Err(SpecError {
+                    field: format!("ip_service.{f}"),
+                    value: v.to_string(),
+                    reason: "must be a finite rate >= 0 packets/s (0: no service time)".into(),
+                });
+            }
+            let service = |pps: f64| {
+                if pps > 0.0 {
+                    Duration::from_secs_f64(1.0 / pps)
+                } else {
+                    Duration::ZERO
+                }
+            };
+            let last = sim.nodes.len() - 1;
+            let nodes = (0..sim.nodes.len())
+                .map(|n| {
+                    // Hosts are the end nodes; the wired host only in one-link topologies.
+                    let pps = if n == 0 && !two {
+                        ips.wired_host_pps
+                    } else if n == 0 || n == last {
+                        ips.wireless_host_pps
+                    } else {
+                        ips.base_station_pps
+                    };
+                    (service(pps), Instant::ZERO)
+                })
+                .collect();
+            sim.ip_servers = Some(Box::new(IpServers {
+                nodes,
+                waiting: (0..sim.nodes.len()).map(|_| VecDeque::new()).collect(),
+                pipe_base: sim.ifaces.len(),
+            }));
+        }
         let src = 0;
         let dst = sim.nodes.len() - 1;
         let stop = Instant::from_secs_f64(cfg.duration_s);
@@ -1083,6 +1164,12 @@ impl Simulation {
                         }
                     }
                 }
+                Ev::IpServed(node) => {
+                    self.kinds.ip_served += 1;
+                    let s = self.ip_servers.as_deref_mut().expect("IP servers");
+                    let p = s.waiting[node].pop_front().expect("a packet in service");
+                    self.route_now(node, p);
+                }
                 Ev::AgentWake(a) => {
                     self.kinds.agent_wake_pops += 1;
                     let slot = &mut self.agents[a];
@@ -1156,7 +1243,37 @@ impl Simulation {
         self.result()
     }
 
+    /// A packet handed to `node`'s IP, by an agent, a link or an endpoint. With seed 002's IP
+    /// servers it first waits for its service (`Ev::IpServed`); otherwise it is routed at once.
+    #[inline(always)]
     fn route(&mut self, node: NodeId, pkt: Packet) {
+        if self.ip_servers.is_some() {
+            self.ip_input(node, pkt);
+        } else {
+            self.route_now(node, pkt);
+        }
+    }
+
+    /// `route` with IP servers: out of line, so that the runs without them (every seed but 002)
+    /// carry one test per packet and none of this code in their callers (inlined, it cost them
+    /// 1-2 % of their instructions: session 32).
+    #[cold]
+    #[inline(never)]
+    fn ip_input(&mut self, node: NodeId, pkt: Packet) {
+        let s = self.ip_servers.as_deref_mut().expect("IP servers");
+        match s.admit(node, self.now) {
+            Some(done) => {
+                s.waiting[node].push_back(pkt);
+                let pipe = s.pipe_base + node;
+                self.queue.push_fifo(pipe, done, Ev::IpServed(node));
+            }
+            None => self.route_now(node, pkt),
+        }
+    }
+
+    /// Route, deliver, fragment or reassemble a packet at `node` now (its IP service, if any,
+    /// is over). The fragments it makes and the datagrams it reassembles are not served again.
+    fn route_now(&mut self, node: NodeId, pkt: Packet) {
         let b = pkt.as_slice();
         if b.len() < MIN_IP_PACKET {
             return;
@@ -1166,7 +1283,7 @@ impl Simulation {
         if dst_node == node && crate::frag::is_fragment(b) {
             let whole = self.nodes[node].reassembly.push(self.now, &pkt);
             if let Some(w) = whole {
-                self.route(node, w);
+                self.route_now(node, w);
             }
             return;
         }
@@ -1210,7 +1327,7 @@ impl Simulation {
             if let Some(frags) = crate::frag::fragment(&pkt, hop.mtu) {
                 self.counters.fragmented += 1;
                 for f in frags {
-                    self.route(node, f);
+                    self.route_now(node, f);
                 }
                 return;
             }
@@ -1685,6 +1802,7 @@ impl Simulation {
             stale_iface_wakes: k.iface_wake_pops - k.iface_wakes,
             agent_wakes: k.agent_wakes,
             stale_agent_wakes: k.agent_wake_pops - k.agent_wakes,
+            ip_served: k.ip_served,
         };
         let w = &self.counters;
         EngineCounters {

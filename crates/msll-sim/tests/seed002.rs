@@ -5,7 +5,7 @@ use msll_proto::SchemeConfig;
 use msll_sim::error_model::{ErrorSpec, InitialState};
 use msll_sim::presets::{ExtraDelay, MacAccess, MacSides, Topology};
 use msll_sim::tcp::TcpConfig;
-use msll_sim::{AppSpec, RunResult, SimConfig, Simulation};
+use msll_sim::{AppSpec, IpService, RunResult, SimConfig, Simulation};
 
 mod common;
 use common::runs;
@@ -267,4 +267,113 @@ fn shared_congestion_state_drops_both_directions_together() {
         independent >= 30 && shared * 10 <= independent,
         "shared {shared}, independent {independent}"
     );
+}
+
+/// Seed 002's IP servers (sec. 1.6): a sparse UDP stream (one
+/// packet every 0.8 s during talkspurts, so nothing ever waits for a server) gains exactly the
+/// three service times on its way, 0.2 ms at the fixed host and 1 ms at the base station and at
+/// the mobile host, whether the datagram crosses the link whole or as five fragments (the
+/// mobile host serves each fragment, 55 ms apart, and reassembles after the last one's
+/// service). The fastest packet is the same packet with and without servers.
+#[test]
+fn ip_service_adds_each_nodes_service_time() {
+    for size in [100usize, 500] {
+        let cfg = |service| {
+            let mut c = wong(0, 0);
+            c.apps = vec![AppSpec::Conference {
+                // One packet every 0.8 s in a talkspurt, far apart even as five fragments.
+                peak_rate_bps: (size * 8 * 5 / 4) as u64,
+                packet_size: size,
+                talk_mean_s: 1.0,
+                silence_mean_s: 1.35,
+                start_s: 0.0,
+                tos: 0,
+            }];
+            c.duration_s = 200.0;
+            c.drain_s = 10.0;
+            c.ip_service = service;
+            c
+        };
+        let plain = &runs(&cfg(None), 1)[0];
+        let served = &runs(&cfg(Some(IpService::WONG1998)), 1)[0];
+        let frags = plain.get("ip.fragmented").unwrap();
+        assert_eq!(frags > 0.0, size > 132, "size {size}: {frags} fragmented");
+        let got = plain.get("conf.received").unwrap();
+        assert!(got > 50.0, "size {size}: {got} received");
+        assert_eq!(plain.get("conf.received"), served.get("conf.received"));
+        let gain =
+            served.get("conf.delay_min_ms").unwrap() - plain.get("conf.delay_min_ms").unwrap();
+        assert!((gain - 2.2).abs() < 1e-6, "size {size}: +{gain} ms");
+        let max_gain =
+            served.get("conf.delay_max_ms").unwrap() - plain.get("conf.delay_max_ms").unwrap();
+        assert!(
+            (max_gain - 2.2).abs() < 1e-6,
+            "size {size}: max +{max_gain} ms"
+        );
+    }
+}
+
+/// A slow server is a bottleneck: at 2 packets/s the base station serves at most two datagrams
+/// (data segments and ACKs together) per second, so the transfer runs below 2 x 512 bytes/s;
+/// rates of zero are no servers at all (the same run, metric for metric); a bad rate is refused
+/// naming the field.
+#[test]
+fn ip_service_queues_and_zero_rates_change_nothing() {
+    let mut slow = wong(0, 100_000);
+    slow.ip_service = Some(IpService {
+        base_station_pps: 2.0,
+        ..IpService::WONG1998
+    });
+    let r = &runs(&slow, 1)[0];
+    assert_eq!(r.get("ftp.completed"), Some(1.0));
+    let t = r.get("ftp.throughput_bps").unwrap();
+    assert!(t < 2.0 * 512.0 * 8.0 && t > 0.5 * 512.0 * 8.0, "{t}");
+    assert!(r.get("sim.events").unwrap() > 0.0);
+
+    let base = wong(1, 100_000);
+    let mut zero = base.clone();
+    zero.ip_service = Some(IpService {
+        wired_host_pps: 0.0,
+        base_station_pps: 0.0,
+        wireless_host_pps: 0.0,
+    });
+    let (a, b) = (&runs(&base, 1)[0], &runs(&zero, 1)[0]);
+    assert!(
+        a.get("ftp.retransmissions").unwrap() > 0.0,
+        "PER 1 %: a lossy run"
+    );
+    assert_eq!(a, b, "bit for bit");
+
+    let mut bad = base;
+    bad.ip_service = Some(IpService {
+        wireless_host_pps: -1.0,
+        ..IpService::WONG1998
+    });
+    let e = Simulation::new(&bad, std::path::Path::new("."))
+        .err()
+        .expect("refused");
+    assert_eq!(e.field, "ip_service.wireless_host_pps");
+    assert_eq!(e.value, "-1");
+}
+
+/// The reassembly timeout reaches the hosts: a datagram's five fragments take 265 ms of air
+/// time, so with a 0.2 s timeout the mobile host gives every datagram up (nothing is delivered
+/// and the buffers expire), while the default 30 s loses none. An impossible value is refused.
+#[test]
+fn reassembly_timeout_is_the_hosts() {
+    let mut short = wong(0, 20_000);
+    short.duration_s = 60.0;
+    short.reassembly_timeout_s = 0.2;
+    let r = &runs(&short, 1)[0];
+    assert_eq!(r.get("ftp.completed"), Some(0.0));
+    assert_eq!(r.get("ftp.bytes"), Some(0.0));
+    assert!(r.get("ip.reassembly_expired").unwrap() > 0.0);
+    let base = &runs(&wong(0, 20_000), 1)[0];
+    assert_eq!(base.get("ftp.completed"), Some(1.0));
+    assert_eq!(base.get("ip.reassembly_expired"), Some(0.0));
+    short.reassembly_timeout_s = f64::NAN;
+    let e = Simulation::new(&short, std::path::Path::new("."))
+        .err()
+        .expect("refused");
+    assert_eq!(e.field, "reassembly_timeout_s");
 }
