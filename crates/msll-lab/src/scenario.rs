@@ -733,15 +733,15 @@ impl Scenario {
             )));
         }
         if let Some(t) = raw.sim.reassembly_timeout_s {
-            if !(t.is_finite() && t > 0.0 && t <= 1e6) {
+            if !(1e-3..=1e6).contains(&t) {
                 return Err(err(format!(
-                    "sim.reassembly_timeout_s = {t}: must be > 0 and at most 1e6 seconds"
+                    "sim.reassembly_timeout_s = {t}: must be 0.001..=1e6 seconds"
                 )));
             }
         }
         if let Some((f, v)) = raw.sim.ip_service.and_then(|s| s.invalid()) {
             return Err(err(format!(
-                "sim.ip_service.{f} = {v}: must be a finite rate >= 0 packets/s (0: no service time)"
+                "sim.ip_service.{f} = {v}: must be 0 (no service time) or 0.001..=1e9 packets/s"
             )));
         }
         let links: Vec<String> = if raw.sweep.link.is_empty() {

@@ -189,7 +189,11 @@ impl IpService {
         wireless_host_pps: 1000.0,
     };
 
-    /// The first field that is not a finite, non-negative rate: (field, value).
+    /// What `invalid` accepts besides 0: service times from 1 ns to 1000 s, so that a rate
+    /// never rounds to an instantaneous (0 ns) or endless server.
+    pub const RANGE: std::ops::RangeInclusive<f64> = 1e-3..=1e9;
+
+    /// The first field that is neither 0 nor in `RANGE`: (field, value).
     pub fn invalid(&self) -> Option<(&'static str, f64)> {
         [
             ("wired_host_pps", self.wired_host_pps),
@@ -197,7 +201,7 @@ impl IpService {
             ("wireless_host_pps", self.wireless_host_pps),
         ]
         .into_iter()
-        .find(|&(_, v)| !(v.is_finite() && v >= 0.0))
+        .find(|&(_, v)| !(v == 0.0 || Self::RANGE.contains(&v)))
     }
 }
 
@@ -233,7 +237,7 @@ pub struct SimConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ip_service: Option<IpService>,
     /// How long a host keeps the fragments of an incomplete IP datagram, seconds (seed002.md
-    /// sec. 1.6, AMBIGUOUS: 15 s after RFC 791 or 30 s after BSD; default 30).
+    /// sec. 1.6, AMBIGUOUS: 15 s after RFC 791 or 30 s after BSD; default 30); 0.001..=1e6.
     #[serde(
         default = "reassembly_default",
         skip_serializing_if = "is_reassembly_default"

@@ -76,8 +76,9 @@ pub struct Reassembly {
 
 /// How long an incomplete packet is kept by default: 30 s, as BSD does (seed002.md sec. 1.6
 /// leaves it open, AMBIGUOUS: RFC 791 suggests 15 s, BSD keeps 30 s; `SimConfig::
-/// reassembly_timeout_s` sets it). It matters only where fragments can be lost for good: no
-/// link-layer recovery, or best-effort recovery.
+/// reassembly_timeout_s` sets it). It matters where a datagram's fragments can arrive further
+/// apart than the timeout: lost for good (no link-layer recovery, best-effort recovery), or
+/// recovered slowly (seed 002's LAPB and MDLP at high PER: docs/seed002.md, A23).
 pub const REASSEMBLY_TIMEOUT: Duration = Duration::from_secs(30);
 
 impl Default for Reassembly {

@@ -522,11 +522,11 @@ impl Simulation {
         }
         let two = cfg.topology.wireless_links() == 2;
         let rt = cfg.reassembly_timeout_s;
-        if !(rt.is_finite() && rt > 0.0 && rt <= 1e6) {
+        if !(1e-3..=1e6).contains(&rt) {
             return Err(SpecError {
                 field: "reassembly_timeout_s".into(),
                 value: rt.to_string(),
-                reason: "must be > 0 and at most 1e6 seconds".into(),
+                reason: "must be 0.001..=1e6 seconds".into(),
             });
         }
         let names: &[&str] = if two {
@@ -680,7 +680,7 @@ impl Simulation {
                 return Err(SpecError {
                     field: format!("ip_service.{f}"),
                     value: v.to_string(),
-                    reason: "must be a finite rate >= 0 packets/s (0: no service time)".into(),
+                    reason: "must be 0 (no service time) or 0.001..=1e9 packets/s".into(),
                 });
             }
             let service = |pps: f64| {

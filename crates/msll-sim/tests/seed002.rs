@@ -274,7 +274,10 @@ fn shared_congestion_state_drops_both_directions_together() {
 /// three service times on its way, 0.2 ms at the fixed host and 1 ms at the base station and at
 /// the mobile host, whether the datagram crosses the link whole or as five fragments (the
 /// mobile host serves each fragment, 55 ms apart, and reassembles after the last one's
-/// service). The fastest packet is the same packet with and without servers.
+/// service). The fastest packet is the same packet with and without servers. The servers'
+/// counts tell where each packet was served: 3 times whole (fixed host, base station, mobile
+/// host), 7 times fragmented (the base station serves the datagram once, before it fragments
+/// it; the mobile host each of its 5 fragments, and not the datagram it reassembles).
 #[test]
 fn ip_service_adds_each_nodes_service_time() {
     for size in [100usize, 500] {
@@ -295,7 +298,15 @@ fn ip_service_adds_each_nodes_service_time() {
             c
         };
         let plain = &runs(&cfg(None), 1)[0];
-        let served = &runs(&cfg(Some(IpService::WONG1998)), 1)[0];
+        let mut sim =
+            Simulation::new(&cfg(Some(IpService::WONG1998)), std::path::Path::new(".")).unwrap();
+        let served = &sim.run();
+        let per_packet = if size > 132 { 7.0 } else { 3.0 };
+        assert_eq!(
+            sim.engine_counters().kinds.ip_served as f64,
+            per_packet * served.get("conf.received").unwrap(),
+            "size {size}"
+        );
         let frags = plain.get("ip.fragmented").unwrap();
         assert_eq!(frags > 0.0, size > 132, "size {size}: {frags} fragmented");
         let got = plain.get("conf.received").unwrap();
@@ -313,8 +324,11 @@ fn ip_service_adds_each_nodes_service_time() {
     }
 }
 
-/// A slow server is a bottleneck: at 2 packets/s the base station serves at most two datagrams
-/// (data segments and ACKs together) per second, so the transfer runs below 2 x 512 bytes/s;
+/// A slow server is a bottleneck: at 2 packets/s the base station serves two datagrams per second,
+/// data segments and ACKs together. A delayed ACK for every second segment would leave 4/3
+/// segments per second (5.5 kbit/s of data); segments arrive 0.5 s apart, past the 0.2 s delayed-
+/// ACK timer, so most get an ACK of their own and the transfer runs near 1 segment per second
+/// (4.1 kbit/s). Data alone through the server would reach 8.2 kbit/s;
 /// rates of zero are no servers at all (the same run, metric for metric); a bad rate is refused
 /// naming the field.
 #[test]
@@ -327,8 +341,7 @@ fn ip_service_queues_and_zero_rates_change_nothing() {
     let r = &runs(&slow, 1)[0];
     assert_eq!(r.get("ftp.completed"), Some(1.0));
     let t = r.get("ftp.throughput_bps").unwrap();
-    assert!(t < 2.0 * 512.0 * 8.0 && t > 0.5 * 512.0 * 8.0, "{t}");
-    assert!(r.get("sim.events").unwrap() > 0.0);
+    assert!(t < 1.5 * 512.0 * 8.0 && t > 0.8 * 512.0 * 8.0, "{t}");
 
     let base = wong(1, 100_000);
     let mut zero = base.clone();
