@@ -733,7 +733,7 @@ impl Scenario {
             )));
         }
         if let Some(t) = raw.sim.reassembly_timeout_s {
-            if !(1e-3..=1e6).contains(&t) {
+            if !msll_sim::frag::REASSEMBLY_TIMEOUT_RANGE_S.contains(&t) {
                 return Err(err(format!(
                     "sim.reassembly_timeout_s = {t}: must be 0.001..=1e6 seconds"
                 )));

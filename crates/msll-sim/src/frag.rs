@@ -81,6 +81,10 @@ pub struct Reassembly {
 /// recovered slowly (seed 002's LAPB and MDLP at high PER: docs/seed002.md, A23).
 pub const REASSEMBLY_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// The timeouts a configuration may set, seconds (`SimConfig::reassembly_timeout_s`): none
+/// rounds to zero, which would discard every fragmented datagram.
+pub const REASSEMBLY_TIMEOUT_RANGE_S: std::ops::RangeInclusive<f64> = 1e-3..=1e6;
+
 impl Default for Reassembly {
     fn default() -> Self {
         Reassembly::with_timeout(REASSEMBLY_TIMEOUT)

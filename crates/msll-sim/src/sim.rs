@@ -522,7 +522,7 @@ impl Simulation {
         }
         let two = cfg.topology.wireless_links() == 2;
         let rt = cfg.reassembly_timeout_s;
-        if !(1e-3..=1e6).contains(&rt) {
+        if !crate::frag::REASSEMBLY_TIMEOUT_RANGE_S.contains(&rt) {
             return Err(SpecError {
                 field: "reassembly_timeout_s".into(),
                 value: rt.to_string(),
