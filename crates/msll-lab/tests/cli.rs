@@ -295,6 +295,13 @@ fn impossible_values_are_named_not_run() {
             vec!["timer_scaling.fixed = 0.1"],
         ),
         (
+            "zero-share-floor",
+            format!(
+                "{GOOD}\n[msll]\nservices = [\"sr-m2\", \"rlp-oos\"]\nmeasure = {{ window_ms = 1000, min_share = 0 }}\n"
+            ),
+            vec!["measure.min_share = 0: must be in [1e-6, 1)"],
+        ),
+        (
             "conf-overload",
             GOOD.replace(
                 "kind = \"conference\"",

@@ -247,6 +247,14 @@ fn min_share() -> f64 {
     0.01
 }
 
+/// The floors `MeasureConfig::min_share` may take. Not 0: seed 004 ch. 6-9 spec sec. 2.3 keeps
+/// "a minimum rate eps > 0 for idle services", and SCFQ divides by it. A floor near `f64::MIN_POSITIVE`
+/// is positive but not usable: its inverse is ~1e308, so one frame of that service gets an infinite
+/// stamp, the scheduler's virtual time becomes infinite and, for the rest of the busy period, every
+/// stamp ties and SCFQ serves in arrival order, ignoring the rates (session 33 review). 1e-6 is the
+/// smallest configured rate `multi::RATE_RANGE` allows.
+pub const MIN_SHARE_RANGE: std::ops::Range<f64> = 1e-6..1.0;
+
 #[derive(Debug, Clone)]
 struct Meter {
     window: Duration,
@@ -288,7 +296,14 @@ impl Classifier {
     pub fn with_measurement(mut self, m: MeasureConfig, now: Instant) -> Self {
         self.meter = Some(Meter {
             window: Duration::from_secs_f64(m.window_ms.max(0.0) / 1e3),
-            min_share: m.min_share.clamp(0.0, 1.0),
+            // Library callers are not validated (`MsllConfig::validate` refuses a floor outside
+            // `MIN_SHARE_RANGE`): clamp, so a measured rate is never unusably small (a NaN, which
+            // `clamp` would keep, becomes the smallest floor).
+            min_share: if m.min_share.is_nan() {
+                MIN_SHARE_RANGE.start
+            } else {
+                m.min_share.clamp(MIN_SHARE_RANGE.start, 1.0)
+            },
             started: now,
             bytes: [0; MAX_SERVICES],
         });
@@ -392,14 +407,11 @@ impl Classifier {
         if total == 0 {
             return None;
         }
-        // seed 004 sec. 8.1: r_i = bytes_i / sum_j bytes_j, floored so r_i > 0, then renormalised.
+        // seed 004 sec. 8.1: r_i = bytes_i / sum_j bytes_j, floored so r_i > 0, then renormalised
+        // (the floor is at least `MIN_SHARE_RANGE.start`: `with_measurement`).
         let raw: Vec<f64> = m.bytes[..n]
             .iter()
-            .map(|&b| {
-                (b as f64 / total as f64)
-                    .max(m.min_share)
-                    .max(f64::MIN_POSITIVE)
-            })
+            .map(|&b| (b as f64 / total as f64).max(m.min_share))
             .collect();
         m.bytes = [0; MAX_SERVICES];
         let sum: f64 = raw.iter().sum();
@@ -673,5 +685,33 @@ mod tests {
         assert_eq!(c.bytes(), &[700, 300]);
         assert_eq!(c.packets(), &[3, 1]);
         assert!((c.shares()[0] - 0.7).abs() < 1e-12);
+    }
+
+    /// A floor below `MIN_SHARE_RANGE` (a library caller; scenario files and the daemon refuse
+    /// it) is raised to it, so an idle service's rate stays usable by SCFQ: with the old floor of
+    /// `f64::MIN_POSITIVE` its next frame's stamp was infinite.
+    #[test]
+    fn a_zero_floor_is_raised_to_a_usable_rate() {
+        for floor in [0.0, -1.0, f64::NAN, 1e-300] {
+            let mut c = Classifier::new(ClassifierConfig::default(), 2).with_measurement(
+                MeasureConfig {
+                    window_ms: 1000.0,
+                    min_share: floor,
+                },
+                Instant::ZERO,
+            );
+            let t = |ms: u64| Instant::ZERO + Duration::from_millis(ms);
+            c.count(t(0), 0, 1500);
+            let r = c.count(t(1000), 0, 1500).expect("window over");
+            assert!(
+                r[1] >= MIN_SHARE_RANGE.start * 0.99 && r[1] < 1e-5,
+                "{floor}: {r:?}"
+            );
+            // The stamp SCFQ gives a 1500-byte frame at that rate is finite and far from overflow.
+            assert!(
+                (1500.0 / r[1]).is_finite() && 1500.0 / r[1] < 1e10,
+                "{floor}: {r:?}"
+            );
+        }
     }
 }

@@ -142,10 +142,12 @@ impl MsllConfig {
             if !(m.window_ms.is_finite() && m.window_ms > 0.0) {
                 return Err(format!("measure.window_ms = {}: must be > 0", m.window_ms));
             }
-            if !(m.min_share.is_finite() && (0.0..1.0).contains(&m.min_share)) {
+            if !crate::classifier::MIN_SHARE_RANGE.contains(&m.min_share) {
                 return Err(format!(
-                    "measure.min_share = {}: must be in [0, 1)",
-                    m.min_share
+                    "measure.min_share = {}: must be in [{:e}, 1) (an idle service keeps this \
+                     share of the link; SCFQ cannot work with a zero rate)",
+                    m.min_share,
+                    crate::classifier::MIN_SHARE_RANGE.start
                 ));
             }
         }

@@ -308,6 +308,34 @@ fn config_serde_and_validation() {
         .validate()
         .unwrap_err()
         .contains("timer_scaling.fixed = 0.1"));
+    // An idle service's measured share needs a usable positive floor (session 33 review: 0 let
+    // SCFQ stamps overflow to infinity); the range's edges are accepted and refused as stated.
+    for (floor, ok) in [
+        (0.0, false),
+        (1e-7, false),
+        (f64::NAN, false),
+        (1.0, false),
+        (1e-6, true),
+        (0.01, true),
+    ] {
+        let mut m = cfg.clone();
+        m.measure = Some(MeasureConfig {
+            window_ms: 1000.0,
+            min_share: floor,
+        });
+        match m.validate() {
+            Ok(()) => assert!(ok, "{floor} accepted"),
+            Err(e) => {
+                assert!(!ok, "{floor} refused: {e}");
+                assert!(
+                    e.starts_with(&format!(
+                        "measure.min_share = {floor}: must be in [1e-6, 1)"
+                    )),
+                    "{e}"
+                );
+            }
+        }
+    }
     let mut bad = cfg;
     bad.services = vec![SchemeConfig::Default; 17];
     bad.rates.clear();
