@@ -39,8 +39,6 @@ use crate::wire::Frame;
 pub struct EndpointStats {
     /// Frames whose service number names no configured service: counted and dropped.
     pub unknown_service: u64,
-    /// Frames too short to carry the service byte.
-    pub malformed: u64,
     pub frames_transmitted: u64,
     pub bytes_transmitted: u64,
     pub frames_received: u64,
@@ -475,7 +473,8 @@ impl Endpoint {
         Ok(p)
     }
 
-    /// A frame from the link (any bytes: malformed frames are counted and dropped).
+    /// A frame from the link. A frame too short to carry the service byte never gets here
+    /// (`Frame::from_wire*` refuses it; the daemon counts it as `malformed`).
     pub fn handle_frame(&mut self, now: Instant, frame: Frame) {
         self.stats.frames_received += 1;
         // The demultiplexer: the service number picks the peer service (seed 004 sec. 6.2.4).

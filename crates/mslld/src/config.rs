@@ -239,7 +239,9 @@ impl MssClamp {
                 mtu.saturating_sub(crate::mss::V6_OVERHEAD),
             )),
             MssClamp::Off => None,
-            MssClamp::Fixed(n) => Some((n, n)),
+            // A fixed clamp checked against IPv4's overhead still has to fit IPv6's, 20 bytes
+            // larger: segments of that MSS would not fit the TUN MTU (session 33 review).
+            MssClamp::Fixed(n) => Some((n, n.min(mtu.saturating_sub(crate::mss::V6_OVERHEAD)))),
         }
     }
 }
@@ -391,6 +393,8 @@ pub const MAX_MTU: usize =
     crate::wire::MAX_DATAGRAM - crate::wire::OVERHEAD - msll_proto::wire::HEAD_MAX;
 /// `hello_interval_s` bounds: below 10 ms the daemon would spend itself on hellos.
 const HELLO_RANGE_S: std::ops::RangeInclusive<f64> = 0.01..=3600.0;
+/// Largest `limits.socket_buffer`: setsockopt takes a C int, which the kernel doubles.
+pub const MAX_SOCKET_BUFFER: usize = (i32::MAX / 2) as usize;
 
 /// `link.rate_mbps`: 1 kbit/s to 100 Gbit/s (the rate is paced in whole bits per second).
 const RATE_MBPS: std::ops::RangeInclusive<f64> = 0.001..=100_000.0;
@@ -488,6 +492,14 @@ impl Config {
                 self.tun.mtu
             ));
         }
+        // Linux refuses an IPv6 address on a link whose MTU is below IPv6's minimum, and the
+        // daemon would fail only after opening its socket, naming neither key (session 33 review).
+        if self.tun.address6.is_some() && self.tun.mtu < 1280 {
+            return bad(format!(
+                "tun.mtu = {}: tun.address6 needs at least 1280 (IPv6's minimum link MTU)",
+                self.tun.mtu
+            ));
+        }
         if self.tun.prefix > 32 || self.tun.prefix6 > 128 {
             return bad(format!(
                 "tun.prefix = {} / tun.prefix6 = {}: must be <= 32 / <= 128",
@@ -519,6 +531,15 @@ impl Config {
             if v < min {
                 return bad(format!("limits.{field} = {v}: must be at least {min}"));
             }
+        }
+        // setsockopt takes a C int and the kernel doubles it: a larger request wrapped to a
+        // negative or zero size, which the kernel turned into its smallest buffer, silently
+        // (session 33 review).
+        if self.limits.socket_buffer > MAX_SOCKET_BUFFER {
+            return bad(format!(
+                "limits.socket_buffer = {}: must be at most {MAX_SOCKET_BUFFER} bytes",
+                self.limits.socket_buffer
+            ));
         }
         if let MssClamp::Fixed(n) = self.tun.mss_clamp {
             let max = self.tun.mtu.saturating_sub(crate::mss::V4_OVERHEAD);
@@ -579,6 +600,11 @@ impl Config {
                         f.display()
                     ));
                 }
+                // ... and parse: a bad line used to pass `check` and stop `run` once its socket
+                // and TUN device were up (session 33 review). Building the model reads it as
+                // `Tunnel::new` will.
+                crate::impair::Lossy::new(im, self.rate(), 1, &self.base_dir)
+                    .map_err(|e| ConfigError::Invalid(format!("impair.error.{e}")))?;
             }
         }
         self.psk()?;
@@ -590,6 +616,9 @@ impl Config {
             (Some(k), None) => (k.clone(), "key".to_string()),
             (None, Some(p)) => {
                 use std::os::unix::fs::PermissionsExt;
+                // Relative to the configuration file, as trace paths are (not to the daemon's
+                // working directory, `/` under systemd); `join` keeps an absolute path.
+                let p = &self.base_dir.join(p);
                 if let Ok(m) = std::fs::metadata(p) {
                     if m.permissions().mode() & 0o077 != 0 {
                         tracing::warn!(path = %p.display(), "key file is readable by group or others; chmod 600 it");
@@ -699,6 +728,9 @@ delay_ms = 10
             MssClamp::Auto
         );
         assert_eq!(MssClamp::Auto.limits(1400), Some((1360, 1340)));
+        // A fixed clamp is lowered for IPv6 when it would not fit its 60 bytes of headers.
+        assert_eq!(MssClamp::Fixed(1360).limits(1400), Some((1360, 1340)));
+        assert_eq!(MssClamp::Fixed(1200).limits(1400), Some((1200, 1200)));
         assert_eq!(with("\"off\"").unwrap().tun.mss_clamp, MssClamp::Off);
         assert_eq!(MssClamp::Off.limits(1400), None);
         assert_eq!(with("1200").unwrap().tun.mss_clamp, MssClamp::Fixed(1200));
@@ -759,6 +791,39 @@ delay_ms = 10
                 1,
             );
         assert!(Config::from_toml(&edge).is_ok());
+    }
+
+    /// Paths in the configuration are looked up beside it, and `check` reads an impairment trace
+    /// as `run` will: a bad line is refused up front, naming the key (session 33 review).
+    #[test]
+    fn key_and_trace_files_are_read_beside_the_configuration() {
+        let dir = std::env::temp_dir().join(format!("mslld-paths-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let key = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f";
+        std::fs::write(dir.join("k.key"), key).unwrap();
+        std::fs::write(dir.join("good.txt"), "0 1 0 0\n").unwrap();
+        std::fs::write(dir.join("bad.txt"), "0 1\nabc\n").unwrap();
+        let text = |trace: &str| {
+            SAMPLE
+                .replace(r#""bulk"]"#, r#""bulk", "rt"]"#)
+                .replace(&format!("key = \"{key}\""), "key_file = \"k.key\"")
+                .replace(
+                    "error = { model = \"bernoulli\", p = 0.05 }",
+                    &format!("error = {{ model = \"trace\", path = \"{trace}\" }}"),
+                )
+        };
+        let path = dir.join("mslld.toml");
+        std::fs::write(&path, text("good.txt")).unwrap();
+        let c = Config::from_file(&path).unwrap();
+        assert_eq!(c.psk().unwrap().0, Psk::from_hex(key).unwrap().0);
+        std::fs::write(&path, text("bad.txt")).unwrap();
+        let e = format!(
+            "{:#}",
+            anyhow::Error::from(Config::from_file(&path).unwrap_err())
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(e.contains(&path.display().to_string()), "{e}");
+        assert!(e.contains("impair.error.") && e.contains("line 2"), "{e}");
     }
 
     #[test]
@@ -826,6 +891,17 @@ delay_ms = 10
                 "[impair]",
                 "[limits]\ningress_packets = 0\n[impair]",
                 "limits.ingress_packets = 0: must be at least 1",
+            ),
+            // Found by the review of session 33.
+            (
+                "[impair]",
+                "[limits]\nsocket_buffer = 4294967296\n[impair]",
+                "limits.socket_buffer = 4294967296: must be at most 1073741823 bytes",
+            ),
+            (
+                "address = \"198.19.0.1\"",
+                "address = \"198.19.0.1\"\naddress6 = \"fd00::1\"\nmtu = 576",
+                "tun.mtu = 576: tun.address6 needs at least 1280",
             ),
             ("bind =", "control = \"\"\nbind =", "control = \"\""),
             (

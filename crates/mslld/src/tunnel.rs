@@ -434,10 +434,15 @@ impl Tunnel {
                 self.next_hello = self.next_hello.min(soon);
                 return;
             }
-            if let Some(frame) = Frame::from_wire_slice(&payload) {
-                self.counters.frames_to_endpoint += 1;
-                let t = self.ep_time(now);
-                self.ep.handle_frame(t, frame);
+            match Frame::from_wire_slice(&payload) {
+                Some(frame) => {
+                    self.counters.frames_to_endpoint += 1;
+                    let t = self.ep_time(now);
+                    self.ep.handle_frame(t, frame);
+                }
+                // Authentic, but without even the service byte: counted, not silently dropped
+                // (session 33 review).
+                None => self.counters.malformed += 1,
             }
         }
     }

@@ -344,6 +344,26 @@ fn replays_forgeries_and_old_sessions_change_nothing() {
     net.send_from_a(500, 10, Duration::from_millis(1), 400);
     net.run_for(Duration::from_millis(50));
     assert_eq!(net.got_b.len(), before + 10);
+    // An authentic data datagram from A's session whose payload cannot hold a frame's service
+    // byte is counted as malformed (session 33 review: it was dropped uncounted). Last, because
+    // its counter moves B's replay window past A's.
+    let mut empty = Vec::new();
+    Cipher::new(&Psk::from_hex(KEY).unwrap()).seal(
+        &Header {
+            kind: Kind::Data,
+            session: 0xa2,
+            echo: 0xb,
+            counter: u64::MAX - 3,
+        },
+        |_| {},
+        &mut empty,
+    );
+    let (now, got) = (net.now, net.got_b.len());
+    net.b.on_datagram(now, empty);
+    net.collect();
+    assert_eq!(net.b.counters().malformed, 2);
+    assert_eq!(net.b.counters().auth_failed, 1, "it was authentic");
+    assert_eq!(net.got_b.len(), got, "nothing delivered");
 }
 
 proptest! {
