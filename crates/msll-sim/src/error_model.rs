@@ -418,11 +418,18 @@ impl ErrorSpec {
                                     &format!("line {}: '{l}' is not a time in seconds", i + 1),
                                 )
                             })?;
-                            if !(t.is_finite() && t >= 0.0) {
+                            // Bounded above too: a time past ~1.8e10 s saturated the
+                            // nanosecond clock, the wrap period (last + 1 ns) overflowed and the
+                            // seek divided by zero (session 33 review). Runs end by 1e6 s.
+                            if !(t.is_finite() && TRACE_TIME_RANGE_S.contains(&t)) {
                                 return Err(bad(
                                     "path",
                                     full.display(),
-                                    &format!("line {}: time {l} must be >= 0 seconds", i + 1),
+                                    &format!(
+                                        "line {}: time {l} must be in 0..={:e} seconds",
+                                        i + 1,
+                                        TRACE_TIME_RANGE_S.end()
+                                    ),
                                 ));
                             }
                             v.push(Instant::from_secs_f64(t).as_nanos());
@@ -452,6 +459,10 @@ fn exp(rng: &mut SimRng) -> f64 {
 
 /// A `frames` trace: one `0` (kept) or `1` (lost) per frame, whitespace ignored. Also what
 /// `msll fit` reads. The error names the line and the character.
+/// The instants a timed error trace may name, in seconds (far beyond any run: `duration_s` is
+/// capped at 1e6 s, and 1e9 s stays well inside the nanosecond clock).
+pub const TRACE_TIME_RANGE_S: std::ops::RangeInclusive<f64> = 0.0..=1e9;
+
 pub fn parse_frame_trace(text: &str) -> Result<Vec<bool>, String> {
     let mut v = Vec::new();
     for (i, line) in text.lines().enumerate() {
@@ -1192,6 +1203,35 @@ mod tests {
             .build(st.fixed("a"), st.fixed("b"), &dir)
             .unwrap_err();
         assert!(err.to_string().contains("nope.txt"), "{err}");
+        // Times beyond the range are refused on a line naming them, not a panic in the seek.
+        for (t, ok) in [
+            ("1e9", true),
+            ("1e11", false),
+            ("-1", false),
+            ("inf", false),
+        ] {
+            std::fs::write(dir.join("h.txt"), format!("0.5\n{t}\n")).unwrap();
+            let spec = ErrorSpec::Trace {
+                path: "h.txt".into(),
+                kind: TraceKind::Times,
+                wrap: true,
+            };
+            match spec.build(st.fixed("a"), st.fixed("b"), &dir) {
+                Ok(mut m) => {
+                    assert!(ok, "{t} accepted");
+                    assert!(!m.frame_lost(ms(0), ms(10), 1));
+                    assert!(m.frame_lost(ms(500), ms(510), 1));
+                }
+                Err(e) => {
+                    assert!(!ok, "{t} refused: {e}");
+                    let e = e.to_string();
+                    assert!(
+                        e.contains(&format!("line 2: time {t} must be in 0..=1e9")),
+                        "{e}"
+                    );
+                }
+            }
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
