@@ -589,20 +589,11 @@ impl Config {
                     DELAY_MS.end()
                 ));
             }
-            // `check` should refuse what `run` would: the trace must be readable now.
-            if let ErrorSpec::Trace { path, .. } = &im.error {
-                // `join` keeps an absolute path as it is.
-                let f = self.base_dir.join(path);
-                if let Err(e) = std::fs::File::open(&f) {
-                    return bad(format!(
-                        "impair.error.path = {:?}: cannot read {}: {e}",
-                        path.display().to_string(),
-                        f.display()
-                    ));
-                }
-                // ... and parse: a bad line used to pass `check` and stop `run` once its socket
-                // and TUN device were up (session 33 review). Building the model reads it as
-                // `Tunnel::new` will.
+            // `check` should refuse what `run` would: the trace must be readable and parse now
+            // (session 33 review: a bad line passed `check` and stopped `run` once its socket and
+            // TUN device were up). Building the model reads it as `Tunnel::new` will, beside the
+            // configuration file.
+            if let ErrorSpec::Trace { .. } = &im.error {
                 crate::impair::Lossy::new(im, self.rate(), 1, &self.base_dir)
                     .map_err(|e| ConfigError::Invalid(format!("impair.error.{e}")))?;
             }
@@ -816,6 +807,15 @@ delay_ms = 10
         std::fs::write(&path, text("good.txt")).unwrap();
         let c = Config::from_file(&path).unwrap();
         assert_eq!(c.psk().unwrap().0, Psk::from_hex(key).unwrap().0);
+        std::fs::write(&path, text("missing.txt")).unwrap();
+        let missing = format!(
+            "{:#}",
+            anyhow::Error::from(Config::from_file(&path).unwrap_err())
+        );
+        assert!(
+            missing.contains("impair.error.path") && missing.contains("cannot read"),
+            "{missing}"
+        );
         std::fs::write(&path, text("bad.txt")).unwrap();
         let e = format!(
             "{:#}",
