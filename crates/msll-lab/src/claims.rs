@@ -57,6 +57,9 @@ pub enum Check {
     Greater { a: String, b: String },
     /// means strictly decreasing along the list
     Order { points: Vec<String> },
+    /// mean(a) < the mean of every one of `points`, in whatever order those stand ("RLP below
+    /// MDLP and LAPB", seed 002 claim C26). `a` must not be one of `points`.
+    Least { a: String, points: Vec<String> },
     /// means at equally spaced x rising at a growing rate: strictly increasing along the list,
     /// and no step smaller than the one before it (seed 002 Fig. 4.9: "rises, convex")
     Convex { points: Vec<String> },
@@ -161,6 +164,14 @@ fn selectors(c: &Check) -> Vec<(String, &str)> {
             .enumerate()
             .map(|(i, p)| (format!("check.points[{i}]"), p.as_str()))
             .collect(),
+        Check::Least { a, points } => std::iter::once(("check.a".into(), a.as_str()))
+            .chain(
+                points
+                    .iter()
+                    .enumerate()
+                    .map(|(i, p)| (format!("check.points[{i}]"), p.as_str())),
+            )
+            .collect(),
     }
 }
 
@@ -192,6 +203,9 @@ fn check_values(c: &Check) -> Result<(), String> {
         | Check::Drop { lo, hi, .. } => bounds(*lo, *hi),
         Check::Order { points } if points.len() < 2 => Err(format!(
             "check.points = {points:?}: an ordering needs at least 2 points"
+        )),
+        Check::Least { a, points } if points.is_empty() || points.contains(a) => Err(format!(
+            "check.points = {points:?}: a lowest value needs at least 1 other point, and not check.a = \"{a}\""
         )),
         Check::Convex { points } if points.len() < 3 => Err(format!(
             "check.points = {points:?}: a growing rate needs at least 3 points"
@@ -345,18 +359,44 @@ fn validate(claims: &[Claim], catalogue: &[Scenario]) -> Result<(), String> {
 
 type Results = BTreeMap<String, (usize, Vec<PointResult>)>;
 
+/// The mean and sd of `metric` at the point `sel` selects; `None` when that point is absent or
+/// lacks some of its replications (a partial merge must not be judged on the runs it has).
 fn lookup(prs: &[PointResult], sel: &str, metric: &str) -> Option<(f64, f64)> {
-    let p = prs.iter().find(|p| selects(&p.point.label, sel))?;
+    let p = prs
+        .iter()
+        .find(|p| selects(&p.point.label, sel))
+        .filter(|p| p.missing == 0)?;
     let s = p.summary.get(metric)?;
     (s.n > 0 && s.mean.is_finite()).then_some((s.mean, s.sd))
 }
 
 fn fmt(x: f64) -> String {
+    fmt_at(x, 4)
+}
+
+/// `x` with `prec` digits after the point (in scientific notation when very small or large).
+fn fmt_at(x: f64, prec: usize) -> String {
     if x != 0.0 && (x.abs() < 1e-3 || x.abs() >= 1e6) {
-        format!("{x:.4e}")
+        format!("{x:.prec$e}")
     } else {
-        format!("{x:.4}")
+        format!("{x:.prec$}")
     }
+}
+
+/// `xs` formatted with the fewest digits (4 at least) that print different values differently,
+/// so a measured value next to its threshold never reads "0.0050 < 0.0050".
+fn fmt_many(xs: &[f64]) -> Vec<String> {
+    let distinct = |p: usize| {
+        (0..xs.len())
+            .all(|i| (0..i).all(|j| xs[i] == xs[j] || fmt_at(xs[i], p) != fmt_at(xs[j], p)))
+    };
+    let prec = (4..=17).find(|&p| distinct(p)).unwrap_or(17);
+    xs.iter().map(|&x| fmt_at(x, prec)).collect()
+}
+
+/// `fmt_many` over a fixed number of values.
+fn fmt_all<const N: usize>(xs: [f64; N]) -> [String; N] {
+    fmt_many(&xs).try_into().expect("one string per value")
 }
 
 /// One check at one level; `None` = not run (missing points).
@@ -370,8 +410,8 @@ fn check_once(c: &Check, prs: &[PointResult], m: &str) -> Option<(bool, String)>
             .collect::<Option<_>>()?;
         let s = points
             .iter()
-            .zip(&vals)
-            .map(|(p, v)| format!("{p} = {}", fmt(*v)))
+            .zip(fmt_many(&vals))
+            .map(|(p, v)| format!("{p} = {v}"))
             .collect::<Vec<_>>()
             .join(sep);
         Some((vals, s))
@@ -379,11 +419,13 @@ fn check_once(c: &Check, prs: &[PointResult], m: &str) -> Option<(bool, String)>
     Some(match c {
         Check::Below { a, value } => {
             let (x, _) = g(a)?;
-            (x < *value, format!("{a} = {} < {}", fmt(x), fmt(*value)))
+            let [xs, vs] = fmt_all([x, *value]);
+            (x < *value, format!("{a} = {xs} < {vs}"))
         }
         Check::Above { a, value } => {
             let (x, _) = g(a)?;
-            (x > *value, format!("{a} = {} > {}", fmt(x), fmt(*value)))
+            let [xs, vs] = fmt_all([x, *value]);
+            (x > *value, format!("{a} = {xs} > {vs}"))
         }
         Check::Approx { a, value, rel_tol } => {
             let (x, _) = g(a)?;
@@ -399,28 +441,42 @@ fn check_once(c: &Check, prs: &[PointResult], m: &str) -> Option<(bool, String)>
         }
         Check::Between { a, lo, hi } => {
             let (x, _) = g(a)?;
-            (
-                x >= *lo && x <= *hi,
-                format!("{a} = {} in [{}, {}]", fmt(x), fmt(*lo), fmt(*hi)),
-            )
+            let [xs, ls, hs] = fmt_all([x, *lo, *hi]);
+            (x >= *lo && x <= *hi, format!("{a} = {xs} in [{ls}, {hs}]"))
         }
         Check::Greater { a, b } => {
             let ((x, _), (y, _)) = (g(a)?, g(b)?);
-            (x > y, format!("{a} = {} > {b} = {}", fmt(x), fmt(y)))
+            let [xs, ys] = fmt_all([x, y]);
+            (x > y, format!("{a} = {xs} > {b} = {ys}"))
         }
         Check::Order { points } => {
             let (vals, s) = means(points, " > ")?;
             (vals.windows(2).all(|w| w[0] > w[1]), s)
         }
+        Check::Least { a, points } => {
+            let (x, _) = g(a)?;
+            let vals: Vec<f64> = points
+                .iter()
+                .map(|p| g(p).map(|v| v.0))
+                .collect::<Option<_>>()?;
+            let all: Vec<f64> = std::iter::once(x).chain(vals.iter().copied()).collect();
+            let f = fmt_many(&all);
+            let others = points
+                .iter()
+                .zip(&f[1..])
+                .map(|(p, v)| format!("{p} = {v}"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            (
+                vals.iter().all(|&v| x < v),
+                format!("{a} = {} < each of {others}", f[0]),
+            )
+        }
         Check::Convex { points } => {
             let (vals, s) = means(points, " < ")?;
             let steps: Vec<f64> = vals.windows(2).map(|w| w[1] - w[0]).collect();
             let ok = steps.iter().all(|&d| d > 0.0) && steps.windows(2).all(|w| w[1] >= w[0]);
-            let st = steps
-                .iter()
-                .map(|d| fmt(*d))
-                .collect::<Vec<_>>()
-                .join(" <= ");
+            let st = fmt_many(&steps).join(" <= ");
             (ok, format!("{s}; steps {st}"))
         }
         Check::Best { a, points, rel_tol } => {
@@ -437,35 +493,31 @@ fn check_once(c: &Check, prs: &[PointResult], m: &str) -> Option<(bool, String)>
                         (0, f64::NEG_INFINITY),
                         |m, (i, v)| if v > m.1 { (i, v) } else { m },
                     );
+            let [xs, ms, ts] = fmt_all([x, max, (1.0 - rel_tol) * max]);
             (
                 x >= (1.0 - rel_tol) * max,
                 format!(
-                    "{a} = {} vs best {} = {} (within {:.0}%: >= {})",
-                    fmt(x),
+                    "{a} = {xs} vs best {} = {ms} (within {:.0}%: >= {ts})",
                     points[imax],
-                    fmt(max),
                     rel_tol * 100.0,
-                    fmt((1.0 - rel_tol) * max)
                 ),
             )
         }
         Check::Ratio { a, b, lo, hi } => {
             let ((x, _), (y, _)) = (g(a)?, g(b)?);
             let r = x / y;
+            let [rs, ls, hs] = fmt_all([r, *lo, *hi]);
             (
                 r >= *lo && r <= *hi,
-                format!("{a}/{b} = {} in [{}, {}]", fmt(r), fmt(*lo), fmt(*hi)),
+                format!("{a}/{b} = {rs} in [{ls}, {hs}]"),
             )
         }
         Check::Close { a, b } => {
             let ((x, sx), (y, sy)) = (g(a)?, g(b)?);
+            let [ds, ss] = fmt_all([(x - y).abs(), sx + sy]);
             (
                 (x - y).abs() <= sx + sy,
-                format!(
-                    "|{a} - {b}| = {} <= {} (sd sum)",
-                    fmt((x - y).abs()),
-                    fmt(sx + sy)
-                ),
+                format!("|{a} - {b}| = {ds} <= {ss} (sd sum)"),
             )
         }
         Check::Drop { a, b, lo, hi } => {
@@ -511,6 +563,10 @@ fn substitute(c: &Check, pat: &str, by: &str) -> Check {
             points: points.iter().map(r).collect(),
         },
         Check::Convex { points } => Check::Convex {
+            points: points.iter().map(r).collect(),
+        },
+        Check::Least { a, points } => Check::Least {
+            a: r(a),
             points: points.iter().map(r).collect(),
         },
         Check::Ratio { a, b, lo, hi } => Check::Ratio {
@@ -588,7 +644,7 @@ pub fn evaluate(claims: &[Claim], results: &Results) -> Vec<Verdict> {
                         return Verdict {
                             claim: c.clone(),
                             status: Status::NotRun,
-                            measured: "points missing from the results".into(),
+                            measured: "points or replications missing from the results".into(),
                         }
                     }
                     Some((pass, s)) => {
@@ -835,6 +891,14 @@ flows = [1, 3]
                 r#"{ kind = "best", a = "LAN1/L1/rlp", points = ["LAN1/L1/default", "LAN1/L1/rlp"], rel_tol = 1.5 }"#,
                 "check.rel_tol = 1.5: must be in [0, 1)",
             ),
+            (
+                r#"{ kind = "least", a = "LAN1/L1/rlp", points = ["LAN1/L1/default", "LAN1/L1/rlp"] }"#,
+                "a lowest value needs at least 1 other point, and not check.a = \"LAN1/L1/rlp\"",
+            ),
+            (
+                r#"{ kind = "least", a = "LAN1/L1/rlp", points = [] }"#,
+                "check.points = []",
+            ),
         ] {
             let e = error(&claim("conf_two", "conf.loss", check));
             assert!(e.contains(needle), "{needle:?} not in: {e}");
@@ -858,6 +922,7 @@ flows = [1, 3]
                         n: 1,
                     },
                 )]),
+                missing: 0,
             })
             .collect()
     }
@@ -907,5 +972,69 @@ flows = [1, 3]
         // "m2" is the end of "sr-m2" but not a component of the label.
         assert!(!selects("cellular/LAN1/L4/sr-m2", "m2"));
         assert!(!selects("cellular/LAN1/L4/sr-m2", "4/sr-m2"));
+    }
+
+    /// A failing comparison never prints its two sides alike: the digits grow until they differ.
+    #[test]
+    fn a_value_next_to_its_threshold_prints_apart() {
+        assert_eq!(fmt_all([1.0, 2.0]), ["1.0000", "2.0000"]);
+        let [x, t] = fmt_all([0.499_999, 0.5]);
+        assert_ne!(x, t);
+        assert_eq!((x.as_str(), t.as_str()), ("0.499999", "0.500000"));
+        // Equal values may print alike; scientific notation keeps its form.
+        assert_eq!(fmt_all([0.5, 0.5]), ["0.5000", "0.5000"]);
+        let [a, b] = fmt_all([5.0e-4, 5.000_01e-4]);
+        assert_ne!(a, b);
+        assert!(a.ends_with("e-4"), "{a}");
+        let prs = conf_loss_results(&[0.049_999_9]);
+        let sel = prs[0].point.label.clone();
+        let (ok, msg) = check_once(
+            &Check::Below {
+                a: sel.clone(),
+                value: 0.05,
+            },
+            &prs,
+            "conf.loss",
+        )
+        .unwrap();
+        assert!(ok);
+        assert!(msg.ends_with("= 0.0499999 < 0.0500000"), "{msg}");
+    }
+
+    /// A point that lacks replications (a partial merge) is never judged.
+    #[test]
+    fn a_point_with_missing_replications_reads_not_run() {
+        let mut prs = conf_loss_results(&[0.01]);
+        let sel = prs[0].point.label.clone();
+        let c = Check::Below {
+            a: sel,
+            value: 0.05,
+        };
+        assert!(check_once(&c, &prs, "conf.loss").unwrap().0);
+        prs[0].missing = 1;
+        assert!(check_once(&c, &prs, "conf.loss").is_none());
+    }
+
+    /// `least` asks only that `a` be below each other point, in any order among them.
+    #[test]
+    fn least_is_below_every_other_point_in_any_order() {
+        let eval = |vals: &[f64]| {
+            let prs = conf_loss_results(vals);
+            let l: Vec<String> = prs.iter().map(|p| p.point.label.clone()).collect();
+            let c = Check::Least {
+                a: l[2].clone(),
+                points: vec![l[0].clone(), l[1].clone()],
+            };
+            check_once(&c, &prs, "conf.loss").unwrap()
+        };
+        let (ok, msg) = eval(&[2.0, 3.0, 1.0]);
+        assert!(ok, "{msg}");
+        assert!(msg.contains("= 1.0000 < each of "), "{msg}");
+        assert!(
+            eval(&[3.0, 2.0, 1.0]).0,
+            "the others' order does not matter"
+        );
+        assert!(!eval(&[3.0, 1.5, 2.0]).0, "above one of them");
+        assert!(!eval(&[3.0, 1.0, 1.0]).0, "a tie is not below");
     }
 }

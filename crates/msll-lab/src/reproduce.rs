@@ -422,6 +422,8 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<()> {
         .map(|sc| vec![Vec::new(); sc.points.len()])
         .collect();
     let mut missing = 0usize;
+    // Replications absent per point: a claim over such a point reads NOT-RUN.
+    let mut absent: Vec<Vec<usize>> = all.iter().map(|sc| vec![0; sc.points.len()]).collect();
     // CPU seconds per scenario (a run shared by several scenarios is counted where it first
     // appears), with the events and simulated time of those runs (`wall_s` holds the CPU seconds).
     let mut cpu: BTreeMap<String, Speed> = BTreeMap::new();
@@ -450,7 +452,10 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<()> {
                 }
                 per_scenario[job.sc][job.point].push(r);
             }
-            Err(_) => missing += 1,
+            Err(_) => {
+                missing += 1;
+                absent[job.sc][job.point] += 1;
+            }
         }
     }
     let data = opts.out.join("data");
@@ -461,12 +466,14 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<()> {
             .points
             .iter()
             .zip(per_scenario[si].drain(..))
-            .map(|(p, runs)| {
+            .zip(&absent[si])
+            .map(|((p, runs), &missing)| {
                 let summary = summarize(&runs);
                 PointResult {
                     point: p.clone(),
                     runs,
                     summary,
+                    missing,
                 }
             })
             .collect();

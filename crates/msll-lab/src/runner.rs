@@ -31,6 +31,9 @@ pub struct PointResult {
     pub point: Point,
     pub runs: Vec<RunResult>,
     pub summary: BTreeMap<String, Summary>,
+    /// Replications the point should have but whose results are absent (an incomplete `msll
+    /// merge` of shards). Claims never judge such a point: they read NOT-RUN.
+    pub missing: usize,
 }
 
 pub fn run_scenario(sc: &Scenario, opts: &RunOptions) -> anyhow::Result<Vec<PointResult>> {
@@ -107,6 +110,7 @@ pub fn run_scenario(sc: &Scenario, opts: &RunOptions) -> anyhow::Result<Vec<Poin
             point: point.clone(),
             runs,
             summary,
+            missing: 0,
         });
     }
     Ok(out)

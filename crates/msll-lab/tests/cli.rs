@@ -1078,6 +1078,35 @@ fn shards_merge_to_the_same_results() {
         std::fs::read(m.join(f)).unwrap(),
         std::fs::read(whole.join(f)).unwrap()
     );
+    // One shard alone is an incomplete merge: every point lacks replications, so no claim is
+    // judged on the runs it happens to have (each reads NOT-RUN), and the report says why.
+    let part = tmpdir("merged-part");
+    let out = msll()
+        .current_dir(repo())
+        .arg("merge")
+        .arg(&a)
+        .args([
+            "--quick",
+            "--reps",
+            "2",
+            "--only",
+            "seed004-fig5.2",
+            "--out",
+        ])
+        .arg(&part)
+        .output()
+        .unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(out.status.success(), "{err}");
+    let report = std::fs::read_to_string(part.join("report/README.md")).unwrap();
+    let full = std::fs::read_to_string(m.join("report/README.md")).unwrap();
+    let judged = |r: &str| r.matches("| PASS |").count() + r.matches("| FAIL |").count();
+    assert!(judged(&full) > 0, "{full}");
+    assert_eq!(judged(&report), 0, "{err}\n{report}");
+    assert!(
+        report.contains("replications missing from the results"),
+        "{report}"
+    );
 }
 
 /// `msll run --point` keeps the points whose label contains one of the patterns (union), and a
