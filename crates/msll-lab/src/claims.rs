@@ -360,14 +360,15 @@ fn validate(claims: &[Claim], catalogue: &[Scenario]) -> Result<(), String> {
 type Results = BTreeMap<String, (usize, Vec<PointResult>)>;
 
 /// The mean and sd of `metric` at the point `sel` selects; `None` when that point is absent or
-/// lacks some of its replications (a partial merge must not be judged on the runs it has).
+/// lacks some of its replications (a partial merge must not be judged on the runs it has). The
+/// sd is NaN below two measurements: one run has no spread (a `close` check cannot be judged).
 fn lookup(prs: &[PointResult], sel: &str, metric: &str) -> Option<(f64, f64)> {
     let p = prs
         .iter()
         .find(|p| selects(&p.point.label, sel))
         .filter(|p| p.missing == 0)?;
     let s = p.summary.get(metric)?;
-    (s.n > 0 && s.mean.is_finite()).then_some((s.mean, s.sd))
+    (s.n > 0 && s.mean.is_finite()).then_some((s.mean, if s.n > 1 { s.sd } else { f64::NAN }))
 }
 
 fn fmt(x: f64) -> String {
@@ -514,6 +515,10 @@ fn check_once(c: &Check, prs: &[PointResult], m: &str) -> Option<(bool, String)>
         }
         Check::Close { a, b } => {
             let ((x, sx), (y, sy)) = (g(a)?, g(b)?);
+            if (sx + sy).is_nan() {
+                // One replication: "nearly identical" would demand equal values.
+                return None;
+            }
             let [ds, ss] = fmt_all([(x - y).abs(), sx + sy]);
             (
                 (x - y).abs() <= sx + sy,
@@ -644,7 +649,7 @@ pub fn evaluate(claims: &[Claim], results: &Results) -> Vec<Verdict> {
                         return Verdict {
                             claim: c.clone(),
                             status: Status::NotRun,
-                            measured: "points or replications missing from the results".into(),
+                            measured: "points or replications missing from the results (a `close` needs 2 runs a side)".into(),
                         }
                     }
                     Some((pass, s)) => {
@@ -1013,6 +1018,30 @@ flows = [1, 3]
         assert!(check_once(&c, &prs, "conf.loss").unwrap().0);
         prs[0].missing = 1;
         assert!(check_once(&c, &prs, "conf.loss").is_none());
+    }
+
+    /// `close` over single runs has no spread to compare: not judged, rather than demanding
+    /// equal values. Two runs a side are judged on their sds.
+    #[test]
+    fn close_needs_two_runs_a_side() {
+        let mut prs = conf_loss_results(&[1.0, 1.1]);
+        let l: Vec<String> = prs.iter().map(|p| p.point.label.clone()).collect();
+        let c = Check::Close {
+            a: l[0].clone(),
+            b: l[1].clone(),
+        };
+        assert!(check_once(&c, &prs, "conf.loss").is_none());
+        for p in &mut prs {
+            let s = p.summary.get_mut("conf.loss").unwrap();
+            s.n = 2;
+            s.sd = 0.06;
+        }
+        let (ok, msg) = check_once(&c, &prs, "conf.loss").unwrap();
+        assert!(ok, "{msg}");
+        for p in &mut prs {
+            p.summary.get_mut("conf.loss").unwrap().sd = 0.04;
+        }
+        assert!(!check_once(&c, &prs, "conf.loss").unwrap().0);
     }
 
     /// `least` asks only that `a` be below each other point, in any order among them.
