@@ -160,7 +160,8 @@ pub struct Scheduler {
 
 impl Scheduler {
     /// A scheduler with one queue per rate. Rates are relative (only ratios matter, sec. 6.2.3);
-    /// non-positive or non-finite rates are replaced by the smallest positive rate given, or 1.
+    /// non-positive or non-finite rates are replaced by the smallest positive rate given, at most 1,
+    /// whatever the order of `rates`.
     /// `limit` bounds each service's queue (SCFQ) or the shared queue (FIFO), in frames.
     pub fn new(discipline: Discipline, rates: &[f64], limit: Option<usize>) -> Self {
         let mut s = Scheduler {
@@ -175,21 +176,20 @@ impl Scheduler {
             comparisons: 0,
             express: None,
         };
+        // The substitute for a bad rate is the smallest good one of all `rates`, whatever their
+        // order (taken queue by queue, a bad first rate got 1 and a bad last one the minimum).
+        let floor = smallest_valid(rates.iter().copied());
         for &r in rates {
-            s.add_service(r);
+            s.add_queue(if valid_rate(r) { r } else { floor });
         }
         s
     }
 
     fn sane(&self, r: f64) -> f64 {
-        if r.is_finite() && r > 0.0 {
+        if valid_rate(r) {
             r
         } else {
-            self.queues
-                .iter()
-                .map(|q| q.rate)
-                .fold(f64::INFINITY, f64::min)
-                .min(1.0)
+            smallest_valid(self.queues.iter().map(|q| q.rate))
         }
     }
 
@@ -197,6 +197,10 @@ impl Scheduler {
     /// element"); returns its number.
     pub fn add_service(&mut self, rate: f64) -> usize {
         let rate = self.sane(rate);
+        self.add_queue(rate)
+    }
+
+    fn add_queue(&mut self, rate: f64) -> usize {
         self.queues.push(Queue {
             q: VecDeque::new(),
             rate,
@@ -493,6 +497,19 @@ impl Scheduler {
             at = min;
         }
     }
+}
+
+/// A rate SCFQ can divide by: positive and finite.
+fn valid_rate(r: f64) -> bool {
+    r.is_finite() && r > 0.0
+}
+
+/// The smallest valid rate of `rates`, at most 1 (1 if there is none).
+fn smallest_valid(rates: impl Iterator<Item = f64>) -> f64 {
+    rates
+        .filter(|&r| valid_rate(r))
+        .fold(f64::INFINITY, f64::min)
+        .min(1.0)
 }
 
 /// `1 / r` if `r` is a power of two (zero mantissa bits, normal): then `x * (1 / r)` and `x / r`

@@ -262,6 +262,12 @@ fn rates_and_waits() {
     assert_eq!(s.stats(0).mean_wait(), Duration::from_millis(7));
     assert_eq!(s.add_service(1.0), 3);
     assert_eq!(s.services(), 4);
+    // A bad rate's substitute does not depend on where it stands among the rates.
+    for rates in [[0.0, 0.5, 2.0], [0.5, 0.0, 2.0], [2.0, 0.5, 0.0]] {
+        let s = Scheduler::new(Discipline::Scfq, &rates, None);
+        let bad = rates.iter().position(|&r| r == 0.0).unwrap();
+        assert_eq!(s.rate(bad), 0.5, "{rates:?}");
+    }
 }
 
 #[test]
