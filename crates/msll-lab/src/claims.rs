@@ -528,13 +528,18 @@ fn check_once(c: &Check, prs: &[PointResult], m: &str) -> Option<(bool, String)>
         Check::Drop { a, b, lo, hi } => {
             let ((x, _), (y, _)) = (g(a)?, g(b)?);
             let d = 1.0 - y / x;
+            // One decimal, more if that is what tells the drop from a bound it missed or met.
+            let pc = |v: f64, p: usize| format!("{:.p$}", v * 100.0);
+            let p = (1..=15)
+                .find(|&p| [*lo, *hi].iter().all(|&b| b == d || pc(d, p) != pc(b, p)))
+                .unwrap_or(15);
             (
                 d >= *lo && d <= *hi,
                 format!(
-                    "drop {a} -> {b} = {:.1}% in [{:.0}%, {:.0}%]",
-                    d * 100.0,
-                    lo * 100.0,
-                    hi * 100.0
+                    "drop {a} -> {b} = {}% in [{}%, {}%]",
+                    pc(d, p),
+                    pc(*lo, if p > 1 { p } else { 0 }),
+                    pc(*hi, if p > 1 { p } else { 0 })
                 ),
             )
         }
@@ -1065,5 +1070,24 @@ flows = [1, 3]
         );
         assert!(!eval(&[3.0, 1.5, 2.0]).0, "above one of them");
         assert!(!eval(&[3.0, 1.0, 1.0]).0, "a tie is not below");
+    }
+
+    /// A drop that misses its bound by less than 0.05 % does not print as the bound.
+    #[test]
+    fn a_drop_next_to_its_bound_prints_apart() {
+        let prs = conf_loss_results(&[1.0, 0.500_2, 0.5]);
+        let l: Vec<String> = prs.iter().map(|p| p.point.label.clone()).collect();
+        let drop = |b: &str| Check::Drop {
+            a: l[0].clone(),
+            b: b.to_string(),
+            lo: 0.5,
+            hi: 1.0,
+        };
+        let (ok, msg) = check_once(&drop(&l[1]), &prs, "conf.loss").unwrap();
+        assert!(!ok);
+        assert!(msg.ends_with("= 49.98% in [50.00%, 100.00%]"), "{msg}");
+        let (ok, msg) = check_once(&drop(&l[2]), &prs, "conf.loss").unwrap();
+        assert!(ok);
+        assert!(msg.ends_with("= 50.0% in [50%, 100%]"), "{msg}");
     }
 }
