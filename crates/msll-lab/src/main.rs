@@ -292,17 +292,17 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             if let Some(dir) = &out {
                 std::fs::create_dir_all(dir)
                     .with_context(|| format!("creating {}", dir.display()))?;
-                let base = dir.join(sc.name());
-                std::fs::write(
-                    base.with_extension("csv"),
-                    output::summary_csv(&sc, &results, seed),
-                )?;
-                std::fs::write(
-                    dir.join(format!("{}.runs.csv", sc.name())),
-                    output::runs_csv(&sc, &results, seed),
-                )?;
-                std::fs::write(
-                    base.with_extension("json"),
+                // Suffixes are appended, not swapped in: a name may hold '.' ("fig5.4"), which
+                // `with_extension` would cut ("fig5.csv", shared with "fig5.5").
+                let write = |suffix: &str, text: String| {
+                    let path = dir.join(format!("{}.{suffix}", sc.name()));
+                    std::fs::write(&path, text)
+                        .with_context(|| format!("writing {}", path.display()))
+                };
+                write("csv", output::summary_csv(&sc, &results, seed))?;
+                write("runs.csv", output::runs_csv(&sc, &results, seed))?;
+                write(
+                    "json",
                     serde_json::to_string_pretty(&output::json(&sc, &results, seed))?,
                 )?;
             }

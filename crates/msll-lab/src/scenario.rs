@@ -697,12 +697,13 @@ impl Scenario {
         // Names and figure ids become file names: keep them to one path component.
         let safe = |v: &str| {
             !v.starts_with('.')
+                && v.len() <= MAX_NAME_LEN
                 && v.chars()
                     .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
         };
         if !safe(&m.name) {
             return Err(err(format!(
-                "scenario.name = \"{}\": use letters, digits, '.', '_' and '-' only (it names files)",
+                "scenario.name = \"{}\": use at most {MAX_NAME_LEN} letters, digits, '.', '_' and '-' (it names files)",
                 m.name
             )));
         }
@@ -827,6 +828,22 @@ impl Scenario {
                 )));
             }
         }
+        // A lossy model that no swept level uses would be silently ignored (level 0 is error-free).
+        if !levels.iter().any(|&l| l > 0) {
+            let given = if raw.link.error.is_some() {
+                Some("link.error")
+            } else if raw.link.levels.is_some() {
+                Some("link.levels")
+            } else {
+                None
+            };
+            if let Some(given) = given {
+                return Err(err(format!(
+                    "sweep.level = {levels:?}: {given} is given but no swept level above 0 uses it \
+                     (level 0 is error-free); sweep a level above 0 or drop {given}"
+                )));
+            }
+        }
         // An explicit `[link] error` replaces the preset's model at every level but 0: two lossy
         // levels would be the same runs under two labels (and two curves of one figure).
         if raw.link.error.is_some() && levels.iter().filter(|&&l| l > 0).count() > 1 {
@@ -865,9 +882,11 @@ impl Scenario {
             }
         }
         if let Some(f) = raw.link.frame_payload {
-            if !(1..=65_535).contains(&f) {
+            // A frame must hold an IPv4 header and one 8-byte fragment unit (RFC 791), or a
+            // larger packet could not be fragmented to fit and would cross the link whole.
+            if !(MIN_FRAME_PAYLOAD..=65_535).contains(&f) {
                 return Err(err(format!(
-                    "link.frame_payload = {f}: must be 1..=65535 bytes"
+                    "link.frame_payload = {f}: must be {MIN_FRAME_PAYLOAD}..=65535 bytes (an IPv4 header and 8 data bytes at least)"
                 )));
             }
         }
@@ -911,7 +930,7 @@ impl Scenario {
             }
             if !safe(&f.id) {
                 return Err(err(format!(
-                    "figure[{i}].id = \"{}\": use letters, digits, '.', '_' and '-' only (it names files)",
+                    "figure[{i}].id = \"{}\": use at most {MAX_NAME_LEN} letters, digits, '.', '_' and '-' (it names files)",
                     f.id
                 )));
             }
@@ -1608,6 +1627,13 @@ fn www_spec(i: usize, a: &AppSection, link: &LinkSpec) -> Result<AppSpec, String
 /// run still gets one copy per replication: an input audit found 2^32 - 1 aborting on a 100 GB
 /// allocation. 100 000 is far beyond the seeds' 30 and a few hundred MB of results.
 pub const MAX_REPLICATIONS: u32 = 100_000;
+
+/// Longest scenario name or figure id: each names output files, and file systems refuse names
+/// above 255 bytes (with room left for suffixes such as `.runs.csv`).
+pub const MAX_NAME_LEN: usize = 200;
+
+/// Smallest `link.frame_payload`: an IPv4 header (20 bytes) and one 8-byte fragment unit.
+pub const MIN_FRAME_PAYLOAD: i64 = 28;
 
 /// How far above the fastest link of the topology a conferencing source's peak rate may be.
 /// The source sends at its peak rate whatever the link carries, so the work per simulated

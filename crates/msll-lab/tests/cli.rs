@@ -302,6 +302,37 @@ fn impossible_values_are_named_not_run() {
             vec!["measure.min_share = 0: must be in [1e-6, 1)"],
         ),
         (
+            "status-period-below-status",
+            sweep("{ kind = \"status-rlp\", status_period_ms = 0.001 }"),
+            vec![
+                "sweep.scheme.status_period_ms = 0.001",
+                "status frame's transmission",
+            ],
+        ),
+        (
+            "frame-payload-27",
+            GOOD.replace("preset = \"cellular\"", "preset = \"cellular\"\nframe_payload = 27"),
+            vec!["link.frame_payload = 27", "28..=65535"],
+        ),
+        (
+            "xor-idle-not-adaptive",
+            sweep("{ kind = \"xor\", idle_timeout_ms = 5 }"),
+            vec!["idle_timeout_ms = 5", "adaptive = true"],
+        ),
+        (
+            "error-model-unused",
+            format!(
+                "{}\n[sweep]\nlevel = [0]\n",
+                GOOD.replace("[link]", "[link]\nerror = { model = \"bernoulli\", p = 0.5 }")
+            ),
+            vec!["sweep.level = [0]", "link.error is given"],
+        ),
+        (
+            "name-too-long",
+            GOOD.replace("name = \"t\"", &format!("name = \"{}\"", "n".repeat(201))),
+            vec!["scenario.name", "at most 200"],
+        ),
+        (
             "conf-overload",
             GOOD.replace(
                 "kind = \"conference\"",
@@ -1632,4 +1663,64 @@ fn the_table_leads_with_the_figures_metrics() {
         ],
         "{out}"
     );
+}
+
+/// `msll run --out` names its three files after the whole scenario name, dots included: two
+/// scenarios "fig5.4" and "fig5.5" once shared "fig5.csv" and "fig5.json". A conference whose
+/// source sends nothing reports its loss as not measured (NaN), not as a perfect 0.
+#[test]
+fn run_out_keeps_dotted_names_and_nothing_sent_is_not_measured() {
+    let d = tmpdir("dotted");
+    for name in ["fig5.4", "fig5.5"] {
+        let f = d.join(format!("{name}.toml"));
+        std::fs::write(
+            &f,
+            GOOD.replace("name = \"t\"", &format!("name = \"{name}\"")),
+        )
+        .unwrap();
+        let out = msll()
+            .args(["run", "--reps", "1", "--out"])
+            .arg(d.join("out"))
+            .arg(&f)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    for name in ["fig5.4", "fig5.5"] {
+        for suffix in ["csv", "runs.csv", "json"] {
+            let p = d.join("out").join(format!("{name}.{suffix}"));
+            assert!(p.exists(), "{} missing", p.display());
+        }
+    }
+    assert!(!d.join("out/fig5.csv").exists());
+    // A source started 0.1 ns before the end (its start rounds to the end's nanosecond) sends
+    // nothing.
+    let f = d.join("late.toml");
+    std::fs::write(
+        &f,
+        GOOD.replace(
+            "kind = \"conference\"",
+            "kind = \"conference\"\nstart_s = 4.9999999999",
+        ),
+    )
+    .unwrap();
+    let out = msll()
+        .args(["run", "--format", "csv", "--reps", "1"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    let csv = String::from_utf8(out.stdout).unwrap();
+    let row = |m: &str| {
+        csv.lines()
+            .find(|l| l.split(',').nth(6) == Some(m))
+            .unwrap_or_else(|| panic!("no {m} row: {csv}"))
+            .to_string()
+    };
+    assert!(row("conf.sent").contains(",conf.sent,0,"), "{csv}");
+    let loss = row("conf.loss");
+    assert!(loss.contains(",conf.loss,NaN,"), "{loss}");
 }

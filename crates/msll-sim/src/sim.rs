@@ -2104,12 +2104,13 @@ impl Simulation {
             let sent = src.sent as f64;
             r.set(&format!("{p}.sent"), sent);
             r.set(&format!("{p}.received"), sink.received as f64);
+            // Nothing sent: no loss was measured. NaN, not 0 (a perfect link), as for the delays.
             r.set(
                 &format!("{p}.loss"),
                 if sent > 0.0 {
                     1.0 - sink.received as f64 / sent
                 } else {
-                    0.0
+                    f64::NAN
                 },
             );
             // Nothing delivered: no delay was measured. NaN (not 0, which read as a perfect

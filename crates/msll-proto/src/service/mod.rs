@@ -832,10 +832,17 @@ impl SchemeConfig {
             }
             SchemeConfig::Xor {
                 block,
+                adaptive,
                 idle_timeout_ms,
-                ..
             } => {
                 check_range("block", *block, 1..=crate::wire::xor::XOR_MAX_BLOCK)?;
+                // Plain XOR waits for a full block (seed 004 ch. 5): a timeout would be ignored
+                // and only change the label.
+                if let (false, Some(ms)) = (adaptive, idle_timeout_ms) {
+                    return Err(format!(
+                        "idle_timeout_ms = {ms}: only XOR/Ad (adaptive = true) closes blocks on a timer"
+                    ));
+                }
                 check_ms("idle_timeout_ms", *idle_timeout_ms)
             }
             SchemeConfig::Rse {
@@ -895,6 +902,25 @@ impl SchemeConfig {
                     "{field} = {ms}: shorter than one frame's transmission ({frame_ms:.3} ms for \
                      {frame_payload}-byte frames at {rate_bps} bit/s): it would expire before any \
                      answer could arrive, resending without end"
+                ));
+            }
+        }
+        // Status RLP sends a status every period whether or not data flows (seed 002 sec. 3.3):
+        // a period shorter than the largest status frame's transmission queues statuses faster
+        // than the link carries them, and the queue grows without end.
+        if let SchemeConfig::StatusRlp {
+            status_period_ms: Some(ms),
+            ..
+        } = self
+        {
+            let status_bytes = crate::wire::status_rlp::STATUS_DATA_HEADER
+                + crate::wire::status_rlp::STATUS_MAX_BITMAP;
+            let status_ms = status_bytes as f64 * 8.0 / rate_bps * 1e3;
+            if *ms < status_ms {
+                return Err(format!(
+                    "status_period_ms = {ms}: shorter than one status frame's transmission \
+                     ({status_ms:.3} ms for {status_bytes}-byte statuses at {rate_bps} bit/s): \
+                     statuses would queue faster than the link sends them"
                 ));
             }
         }
