@@ -651,6 +651,9 @@ pub fn sim_error(file: &str, mut e: msll_sim::error_model::SpecError) -> Scenari
         e.field = format!("link.{rest}");
     } else if let Some(rest) = e.field.strip_prefix("wired.error") {
         e.field = format!("topology.wired_error{rest}");
+    } else if let Some(rest) = e.field.strip_prefix("apps[") {
+        // The simulator's `apps[i]` is the file's `[[app]]` entry i.
+        e.field = format!("app[{rest}");
     }
     ScenarioError {
         file: file.into(),

@@ -525,7 +525,7 @@ impl Simulation {
         if !crate::frag::REASSEMBLY_TIMEOUT_RANGE_S.contains(&rt) {
             return Err(SpecError {
                 field: "reassembly_timeout_s".into(),
-                value: rt.to_string(),
+                value: show(rt),
                 reason: "must be 0.001..=1e6 seconds".into(),
             });
         }
@@ -679,7 +679,7 @@ impl Simulation {
             if let Some((f, v)) = ips.invalid() {
                 return Err(SpecError {
                     field: format!("ip_service.{f}"),
-                    value: v.to_string(),
+                    value: show(v),
                     reason: "must be 0 (no service time) or 0.001..=1e9 packets/s".into(),
                 });
             }
@@ -844,7 +844,7 @@ impl Simulation {
                         if !(t.is_finite() && t >= 0.0) {
                             return Err(SpecError {
                                 field: field("think_time"),
-                                value: t.to_string(),
+                                value: show(t),
                                 reason: "must be >= 0 seconds".into(),
                             });
                         }
@@ -941,7 +941,7 @@ impl Simulation {
                         if !(v.is_finite() && (0.0..=3.2e7).contains(&v)) {
                             return Err(SpecError {
                                 field: field(name),
-                                value: v.to_string(),
+                                value: show(v),
                                 reason: "must be 0..=3.2e7 seconds".into(),
                             });
                         }
@@ -2378,5 +2378,15 @@ mod link_random_tests {
         r.times(Instant::ZERO, tx, d);
         let (_, a) = r.times(Instant::from_secs_f64(1.0), tx, Duration::ZERO);
         assert!(a < Instant::from_secs_f64(2.0), "reordering: {a:?}");
+    }
+}
+
+/// A configured number as an error message shows it: as written for everyday magnitudes, in
+/// scientific notation from 1e16 on (`Display` prints 1e300 as 301 digits).
+fn show(v: f64) -> String {
+    if v.is_finite() && v.abs() >= 1e16 {
+        format!("{v:e}")
+    } else {
+        v.to_string()
     }
 }
