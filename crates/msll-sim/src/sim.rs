@@ -2335,6 +2335,16 @@ fn prefix(mut e: SpecError, p: &str) -> SpecError {
     e
 }
 
+/// A configured number as an error message shows it: as written for everyday magnitudes, in
+/// scientific notation from 1e16 on (`Display` prints 1e300 as 301 digits).
+fn show(v: f64) -> String {
+    if v.is_finite() && v.abs() >= 1e16 {
+        format!("{v:e}")
+    } else {
+        v.to_string()
+    }
+}
+
 #[cfg(test)]
 mod link_random_tests {
     use super::*;
@@ -2378,15 +2388,5 @@ mod link_random_tests {
         r.times(Instant::ZERO, tx, d);
         let (_, a) = r.times(Instant::from_secs_f64(1.0), tx, Duration::ZERO);
         assert!(a < Instant::from_secs_f64(2.0), "reordering: {a:?}");
-    }
-}
-
-/// A configured number as an error message shows it: as written for everyday magnitudes, in
-/// scientific notation from 1e16 on (`Display` prints 1e300 as 301 digits).
-fn show(v: f64) -> String {
-    if v.is_finite() && v.abs() >= 1e16 {
-        format!("{v:e}")
-    } else {
-        v.to_string()
     }
 }
