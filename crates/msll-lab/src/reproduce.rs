@@ -188,7 +188,9 @@ fn quicken(p: &mut Point) {
 ///    back (seed 002's ch. 5 scenarios, whose Internet drops packets while congested).
 /// 13: `ftp.max_stall_s` also counts the stretch before the first in-order delivery and, for an
 ///    unfinished transfer, after the last (seed 002 claim C7; session 31's review).
-pub const MODEL_REVISION: u32 = 13;
+/// 14: RLP takes a frame 128 ahead of the highest number seen (after a run of 127 losses) as
+///    new, not as a duplicate (session 34's review); RLP and RLP/OOS runs may change.
+pub const MODEL_REVISION: u32 = 14;
 
 /// One point's fingerprint: what the cache keys a run by, and what the run gives.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -358,14 +358,19 @@ impl Rlp {
         out.deliver(Packet::new(p));
     }
 
-    /// Is `seq` ahead of the highest sequence number known (by less than half the space)?
+    /// Is `seq` ahead of the highest sequence number known, by 1..=128?
+    ///
+    /// The sender retransmits only its last `buffer` (<= 128) frames and the link is FIFO, so a
+    /// retransmission or duplicate is at most 127 behind the highest number seen: a frame exactly
+    /// 128 away is new (it follows a run of 127 losses). Taking it as old discarded it and every
+    /// good frame after it up to 256 ahead as duplicates (review of session 34).
     fn is_new(&self, seq: u8) -> bool {
         let highest = self
             .rx_expected
             .wrapping_add(self.rx_span as u8)
             .wrapping_sub(1);
         let g = seq.wrapping_sub(highest);
-        (1..128).contains(&g)
+        (1..=128).contains(&g)
     }
 
     fn on_data(&mut self, now: Instant, seq: u8, payload: Buf, out: &mut Outbox) {

@@ -204,6 +204,35 @@ fn receiver_detects_buffer_overrun_instead_of_desynchronising() {
 }
 
 #[test]
+fn frame_after_127_consecutive_losses_is_new() {
+    // The sender holds its last 128 frames, so no retransmission is ever 128 behind the highest
+    // number seen: frame 128 after frame 0 (1..=127 lost) is new, and so are the frames after it.
+    // It used to be taken as a duplicate, with every good frame up to 256 ahead.
+    for delivery in [Delivery::InSequence, Delivery::OutOfSequence] {
+        let mut rx = Rlp::new(cfg(3, delivery));
+        assert_eq!(nums(&feed(&mut rx, ms(0), data(0))), vec![0]);
+        let o = feed(&mut rx, ms(10), data(128));
+        assert_eq!(naks(&o), (1..=127).collect::<Vec<u8>>(), "{delivery:?}");
+        let mut got = nums(&o);
+        for s in 1..=127u8 {
+            got.extend(nums(&feed(&mut rx, ms(20 + s as u64), data(s))));
+        }
+        // (129 before the retransmissions would rightly be an overrun: the sender holds 2..=129)
+        got.extend(nums(&feed(&mut rx, ms(150), data(129))));
+        let mut want: Vec<u32> = (1..=129).collect();
+        if delivery == Delivery::OutOfSequence {
+            want[..128].rotate_right(1); // 128 on arrival, then the retransmissions
+        }
+        assert_eq!(got, want, "{delivery:?}");
+        assert_eq!(rx.stats().duplicates_received, 0, "{delivery:?}");
+        assert_eq!(rx.stats().give_ups, 0, "{delivery:?}");
+        // and a real duplicate, 127 behind the highest (129), is still one
+        assert!(feed(&mut rx, ms(200), data(2)).packets.is_empty());
+        assert_eq!(rx.stats().duplicates_received, 1, "{delivery:?}");
+    }
+}
+
+#[test]
 fn sender_counts_nak_for_overwritten_frame() {
     let mut tx = Rlp::new(RlpConfig {
         buffer: 2,
