@@ -591,6 +591,15 @@ impl Endpoint {
             .collect()
     }
 
+    /// Whether service `sid` needs its frames in link order ([`Service::requires_fifo`]); false
+    /// for an unknown service. A driver over a path that reorders (mslld) drops such a
+    /// service's frames that arrive behind a later one.
+    pub fn requires_fifo(&self, sid: u8) -> bool {
+        self.services
+            .get(sid as usize)
+            .is_some_and(|s| s.service.get().requires_fifo())
+    }
+
     pub fn service_names(&self) -> Vec<&'static str> {
         self.services
             .iter()

@@ -162,6 +162,10 @@ pub struct Counters {
     pub ip_write_errors: u64,
     /// TCP SYNs from TUN whose MSS option was lowered to fit the tunnel (`tun.mss_clamp`).
     pub mss_clamped: u64,
+    /// Frames of a scheme that needs link order (XOR, XOR/Ad: `Service::requires_fifo`) that
+    /// arrived behind a later datagram of the same service: dropped, so the scheme sees a loss
+    /// (which its parity may recover) instead of delivering a packet twice.
+    pub reordered_dropped: u64,
 }
 
 #[derive(Debug, Default, Clone, Copy)]
@@ -256,6 +260,9 @@ pub struct Tunnel {
     dropped_per_service: Vec<u64>,
     /// Rates set at run time (control socket), reapplied when the Endpoint is rebuilt.
     rate_overrides: Vec<Option<f64>>,
+    /// Per service that needs link order: the highest peer datagram counter that carried one of
+    /// its frames (reset with the Endpoint).
+    fifo_top: Vec<Option<u64>>,
     now: Instant,
 }
 
@@ -298,6 +305,7 @@ impl Tunnel {
             retired: vec![ServiceStats::default(); n],
             delays: vec![DelayStat::default(); n],
             dropped_per_service: vec![0; n],
+            fifo_top: vec![None; n],
             rate_overrides: vec![None; n],
             now: Instant::ZERO,
             cfg: cfg.clone(),
@@ -436,6 +444,16 @@ impl Tunnel {
             }
             match Frame::from_wire_slice(&payload) {
                 Some(frame) => {
+                    let sid = frame.service();
+                    if self.ep.requires_fifo(sid) {
+                        // The UDP path may reorder; this scheme is only right over a FIFO link.
+                        let top = &mut self.fifo_top[sid as usize];
+                        if top.is_some_and(|t| hdr.counter < t) {
+                            self.counters.reordered_dropped += 1;
+                            return;
+                        }
+                        *top = Some(hdr.counter);
+                    }
                     self.counters.frames_to_endpoint += 1;
                     let t = self.ep_time(now);
                     self.ep.handle_frame(t, frame);
@@ -457,6 +475,7 @@ impl Tunnel {
             acc.add(&s);
         }
         self.ep = self.cfg.build_endpoint();
+        self.fifo_top.fill(None);
         for (i, r) in self.rate_overrides.iter().enumerate() {
             if let Some(r) = r {
                 self.ep.set_rate(i as u8, *r);

@@ -83,6 +83,16 @@ pub trait Service {
     fn frames_share_ip_pacing(&self) -> bool {
         false
     }
+    /// Whether the scheme is only correct over a link that keeps its frames in order. The
+    /// simulator's links are FIFO, like the thesis's; a driver whose path can reorder (mslld over
+    /// UDP) must then drop a frame of this service that arrives behind a later one, turning the
+    /// reordering into a loss the scheme recovers from as designed. True for XOR and XOR/Ad,
+    /// whose 3-bit block numbers and in-block indexes tell blocks apart only by arrival order
+    /// (`xor::Xor::on_data`): a reordered frame was delivered twice. Default: false (sequence
+    /// numbered schemes sort reordered frames out themselves).
+    fn requires_fifo(&self) -> bool {
+        false
+    }
     /// Multiply every base timeout (n services, or 1/r_i; seed 004 ch. 6). Default: ignore.
     fn set_timer_factor(&mut self, _factor: f64) {}
     /// Counters for results and the daemon's stats command.
