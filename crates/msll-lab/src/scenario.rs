@@ -907,13 +907,15 @@ impl Scenario {
                 )));
             }
         }
-        if let (None, Some(s)) = (raw.link.mac_delay_s, raw.link.mac_sides) {
+        // A zero MAC delay draws no delay, so the sides would be silently ignored (input audit,
+        // session 34).
+        if let (None | Some(0.0), Some(s)) = (raw.link.mac_delay_s, raw.link.mac_sides) {
             let s = match s {
                 presets::MacSides::Host => "host",
                 presets::MacSides::Both => "both",
             };
             return Err(err(format!(
-                "link.mac_sides = \"{s}\": applies only with link.mac_delay_s"
+                "link.mac_sides = \"{s}\": applies only with a positive link.mac_delay_s"
             )));
         }
         if let Some(d) = raw.topology.wired_delay_s {
@@ -943,6 +945,13 @@ impl Scenario {
             if !(f.scale.is_finite() && f.scale != 0.0) {
                 return Err(err(format!(
                     "figure[{i}].scale = {}: must be a non-zero number",
+                    f.scale
+                )));
+            }
+            if f.log_y && f.scale < 0.0 {
+                // Every value would be drawn negative, and a log axis has none (input audit).
+                return Err(err(format!(
+                    "figure[{i}].scale = {}: a `log_y` figure needs a positive scale",
                     f.scale
                 )));
             }
@@ -1419,8 +1428,11 @@ fn app_spec(
                 ));
             }
             let fps = a.fps.unwrap_or(25.0);
-            if !(fps.is_finite() && fps > 0.0 && fps <= 1000.0) {
-                return Err(format!("app[{i}].fps = {fps}: must be in (0, 1000]"));
+            let min_fps = msll_sim::app::video::MIN_FPS;
+            if !(fps.is_finite() && (min_fps..=1000.0).contains(&fps)) {
+                return Err(format!(
+                    "app[{i}].fps = {fps:?}: must be in [{min_fps}, 1000]"
+                ));
             }
             let gop = a.gop.clone().unwrap_or_else(|| "IBBPBBPBBPBB".into());
             msll_sim::app::video::parse_gop(&gop)

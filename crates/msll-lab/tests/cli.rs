@@ -414,6 +414,24 @@ fn impossible_values_are_named_not_run() {
             format!("{GOOD}\n[sweep]\ntopology = [\"LAN9\"]\n"),
             vec!["sweep.topology = \"LAN9\""],
         ),
+        // Input audit of session 34: accepted, then silently ignored or drawn empty.
+        (
+            "mac-sides-zero-delay",
+            GOOD.replace("[link]", "[link]\nmac_delay_s = 0.0\nmac_sides = \"both\""),
+            vec!["link.mac_sides = \"both\"", "positive link.mac_delay_s"],
+        ),
+        (
+            "video-fps-tiny",
+            "[scenario]\nname = \"v\"\nreplications = 1\nduration_s = 5\n[link]\npreset = \"wlan11b\"\nframe_payload = 1040\n[[app]]\nkind = \"video\"\nrate_bps = 256000\nfps = 1e-300\n".to_string(),
+            vec!["app[0].fps = 1e-300: must be in [0.1, 1000]"],
+        ),
+        (
+            "log-y-negative-scale",
+            format!(
+                "{GOOD}\n[[figure]]\nid = \"f\"\nmetric = \"conf.loss\"\nscale = -1.0\nlog_y = true\n"
+            ),
+            vec!["figure[0].scale = -1", "log_y"],
+        ),
         (
             "extra-delay-k0",
             format!("{GOOD}\n[topology]\nwired_extra_delay = {{ mean_s = 0.01, k = 0 }}\n"),

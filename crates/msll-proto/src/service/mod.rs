@@ -461,6 +461,10 @@ pub(crate) fn scaled(d: Duration, factor: f64) -> Duration {
 pub const MIN_TIMER: Duration = Duration::from_micros(1);
 /// Longest configured timer, in milliseconds (about 11.6 days): beyond any experiment.
 const MAX_TIMER_MS: f64 = 1e9;
+/// [`MAX_TIMER_MS`] as a duration: derived timers are capped at it too, so a huge
+/// `rto_queue_frames` or `nak_queue_frames` (up to 2^32 - 1 frame times) cannot escape the cap
+/// that a configured `rto_ms` has (input audit, session 34).
+const MAX_TIMER: Duration = Duration::from_millis(MAX_TIMER_MS as u64);
 
 /// What kind of frame a scheme hands to the scheduler, for the shared counters.
 #[derive(Debug, Clone, Copy)]
@@ -496,15 +500,15 @@ impl SentKind {
     }
 }
 
-/// A configured duration in milliseconds, or the derived default; at least [`MIN_TIMER`] either
-/// way (configured values are validated first; this only guards direct `build` calls).
+/// A configured duration in milliseconds, or the derived default; in [`MIN_TIMER`]..=[`MAX_TIMER`]
+/// either way (configured values are validated first; this only guards direct `build` calls).
 fn ms_or(v: Option<f64>, derived: Duration) -> Duration {
     match v {
         Some(ms) if ms.is_finite() && ms > 0.0 => {
             Duration::from_secs_f64(ms.min(MAX_TIMER_MS) / 1e3).max(MIN_TIMER)
         }
         Some(_) => MIN_TIMER,
-        None => derived.max(MIN_TIMER),
+        None => derived.clamp(MIN_TIMER, MAX_TIMER),
     }
 }
 
@@ -517,6 +521,18 @@ fn check_ms(field: &str, v: Option<f64>) -> Result<(), String> {
         )),
         _ => Ok(()),
     }
+}
+
+/// An FEC scheme's `idle_timeout_ms`: a usable timer, and only on the adaptive variant
+/// (`adaptive_name`). The plain scheme waits for a full block (seed 004 ch. 5): a timeout would be
+/// ignored and only change the label.
+fn check_idle_timeout(adaptive_name: &str, adaptive: bool, v: Option<f64>) -> Result<(), String> {
+    if let (false, Some(ms)) = (adaptive, v) {
+        return Err(format!(
+            "idle_timeout_ms = {ms}: only {adaptive_name} (adaptive = true) closes blocks on a timer"
+        ));
+    }
+    check_ms("idle_timeout_ms", v)
 }
 
 /// `field = v` lies in `range` (the values the scheme can run with).
@@ -846,14 +862,7 @@ impl SchemeConfig {
                 idle_timeout_ms,
             } => {
                 check_range("block", *block, 1..=crate::wire::xor::XOR_MAX_BLOCK)?;
-                // Plain XOR waits for a full block (seed 004 ch. 5): a timeout would be ignored
-                // and only change the label.
-                if let (false, Some(ms)) = (adaptive, idle_timeout_ms) {
-                    return Err(format!(
-                        "idle_timeout_ms = {ms}: only XOR/Ad (adaptive = true) closes blocks on a timer"
-                    ));
-                }
-                check_ms("idle_timeout_ms", *idle_timeout_ms)
+                check_idle_timeout("XOR/Ad", *adaptive, *idle_timeout_ms)
             }
             SchemeConfig::Rse {
                 block,
@@ -863,12 +872,7 @@ impl SchemeConfig {
             } => {
                 check_range("block", *block, 1..=crate::wire::rse::RSE_MAX_BLOCK)?;
                 check_range("parity", *parity, 1..=crate::wire::rse::RSE_MAX_PARITY)?;
-                if let (false, Some(ms)) = (adaptive, idle_timeout_ms) {
-                    return Err(format!(
-                        "idle_timeout_ms = {ms}: only RSE/Ad (adaptive = true) closes blocks on a timer"
-                    ));
-                }
-                check_ms("idle_timeout_ms", *idle_timeout_ms)
+                check_idle_timeout("RSE/Ad", *adaptive, *idle_timeout_ms)
             }
             SchemeConfig::Snoop {
                 tick_ms, buffer, ..
@@ -1502,6 +1506,19 @@ mod tests {
             SrConfig::recommended(&l, NakPolicy::PerFrame).rto,
             bare.rto + l.rate.tx_time(l.frame_payload + 3).saturating_mul(8)
         );
+    }
+
+    #[test]
+    fn derived_timers_are_capped_like_configured_ones() {
+        // rto_queue_frames = 2^32 - 1 on WLAN: about 1.8e6 s, above the 1e9 ms cap
+        let l = crate::testing::thesis_link("wlan");
+        let huge = SrConfig::recommended_with(&l, NakPolicy::PerFrame, u32::MAX).rto;
+        assert!(huge > MAX_TIMER);
+        assert_eq!(ms_or(None, huge), MAX_TIMER);
+        assert_eq!(ms_or(Some(2e9), huge), MAX_TIMER);
+        assert_eq!(ms_or(None, Duration::ZERO), MIN_TIMER);
+        let small = Duration::from_millis(20);
+        assert_eq!(ms_or(None, small), small);
     }
 
     #[test]

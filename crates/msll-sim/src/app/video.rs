@@ -74,6 +74,10 @@ pub fn parse_gop(s: &str) -> Result<Vec<FrameType>, String> {
         .collect()
 }
 
+/// Lowest frame rate accepted: one frame every 10 s. Below it a "frame" of rate / 8 / fps
+/// bytes is a bulk transfer, not video (input audit, session 34: fps = 1e-300).
+pub const MIN_FPS: f64 = 0.1;
+
 /// The video source's parameters (one set for all flows of an app).
 #[derive(Debug, Clone, PartialEq)]
 pub struct VideoParams {
@@ -109,8 +113,8 @@ impl VideoParams {
         if !pos(self.rate_bps) {
             return Err(format!("rate_bps = {}: must be positive", self.rate_bps));
         }
-        if !(pos(self.fps) && self.fps <= 1000.0) {
-            return Err(format!("fps = {}: must be in (0, 1000]", self.fps));
+        if !(pos(self.fps) && (MIN_FPS..=1000.0).contains(&self.fps)) {
+            return Err(format!("fps = {}: must be in [{MIN_FPS}, 1000]", self.fps));
         }
         if self.gop.is_empty() {
             return Err("gop: must have at least one frame".into());
