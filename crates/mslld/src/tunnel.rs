@@ -162,9 +162,10 @@ pub struct Counters {
     pub ip_write_errors: u64,
     /// TCP SYNs from TUN whose MSS option was lowered to fit the tunnel (`tun.mss_clamp`).
     pub mss_clamped: u64,
-    /// Frames of a scheme that needs link order (XOR, XOR/Ad: `Service::requires_fifo`) that
-    /// arrived behind a later datagram of the same service: dropped, so the scheme sees a loss
-    /// (which its parity may recover) instead of delivering a packet twice.
+    /// Frames of a scheme that needs link order (`Service::requires_fifo`: all but Default, Snoop
+    /// and RSE) that arrived behind a later datagram of the same service: dropped, so the scheme
+    /// sees a loss, which it recovers from as designed, instead of taking a late copy for a new
+    /// frame (a packet delivered twice, or a stale ACK freeing unacknowledged frames).
     pub reordered_dropped: u64,
 }
 
@@ -447,12 +448,15 @@ impl Tunnel {
                     let sid = frame.service();
                     if self.ep.requires_fifo(sid) {
                         // The UDP path may reorder; this scheme is only right over a FIFO link.
-                        let top = &mut self.fifo_top[sid as usize];
-                        if top.is_some_and(|t| hdr.counter < t) {
-                            self.counters.reordered_dropped += 1;
-                            return;
+                        // (A service the endpoint has is below `fifo_top.len()`; `get_mut` keeps
+                        // that an assumption, not an index panic.)
+                        if let Some(top) = self.fifo_top.get_mut(sid as usize) {
+                            if top.is_some_and(|t| hdr.counter < t) {
+                                self.counters.reordered_dropped += 1;
+                                return;
+                            }
+                            *top = Some(hdr.counter);
                         }
-                        *top = Some(hdr.counter);
                     }
                     self.counters.frames_to_endpoint += 1;
                     let t = self.ep_time(now);

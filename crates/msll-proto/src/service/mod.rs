@@ -86,12 +86,20 @@ pub trait Service {
     /// Whether the scheme is only correct over a link that keeps its frames in order. The
     /// simulator's links are FIFO, like the thesis's; a driver whose path can reorder (mslld over
     /// UDP) must then drop a frame of this service that arrives behind a later one, turning the
-    /// reordering into a loss the scheme recovers from as designed. True for XOR and XOR/Ad,
-    /// whose 3-bit block numbers and in-block indexes tell blocks apart only by arrival order
-    /// (`xor::Xor::on_data`): a reordered frame was delivered twice. Default: false (sequence
-    /// numbered schemes sort reordered frames out themselves).
+    /// reordering into a loss the scheme recovers from as designed.
+    ///
+    /// Default: true. Every windowed ARQ scheme here tells a late copy from a new frame only by
+    /// its distance from the window, which assumes FIFO (review of session 35): SR accepts a
+    /// copy overtaken by 3 later frames as the frame 256 numbers on (a duplicate, and the real
+    /// one dropped); RLP a retransmission overtaken by 1 frame late in its buffer's life; MDLP
+    /// and status RLP at window 63 by 3; HDLC's SABME/UA reset relies on order; a stale ACK,
+    /// N(R) or status from more than half the number space back frees unacknowledged frames
+    /// (for the sparse status frames, two datagrams late can be enough). XOR infers its block
+    /// boundaries from arrival order. Only the schemes that tolerate reordering by design say
+    /// false: Raw (no state), Snoop (Default frames; TCP sorts out its ACKs) and RSE (8-bit
+    /// block numbers, the current and previous block kept).
     fn requires_fifo(&self) -> bool {
-        false
+        true
     }
     /// Multiply every base timeout (n services, or 1/r_i; seed 004 ch. 6). Default: ignore.
     fn set_timer_factor(&mut self, _factor: f64) {}
@@ -1506,6 +1514,35 @@ mod tests {
             SrConfig::recommended(&l, NakPolicy::PerFrame).rto,
             bare.rto + l.rate.tx_time(l.frame_payload + 3).saturating_mul(8)
         );
+    }
+
+    #[test]
+    fn only_reorder_tolerant_schemes_waive_link_order() {
+        // mslld drops a frame of a `requires_fifo` scheme that arrives behind a later one; the
+        // windowed ARQ schemes and XOR tell late copies from new frames by order (see the trait).
+        let l = crate::testing::thesis_link("wlan");
+        for (name, fifo) in [
+            ("raw", false),
+            ("snoop", false),
+            ("rse", false),
+            ("rse-ad", false),
+            ("gbn", true),
+            ("sr", true),
+            ("sr-m1", true),
+            ("sr-m2", true),
+            ("rlp", true),
+            ("rlp-oos", true),
+            ("lapb", true),
+            ("mdlp", true),
+            ("status-rlp", true),
+            ("xor", true),
+            ("xor-ad", true),
+        ] {
+            let c = SchemeConfig::from_name(name).unwrap_or_else(|| panic!("{name}"));
+            for role in [Role::Host, Role::BaseStation] {
+                assert_eq!(c.build(&l, role).requires_fifo(), fifo, "{name}");
+            }
+        }
     }
 
     #[test]

@@ -69,6 +69,10 @@ impl Service for Raw {
         self.stats
     }
 
+    fn requires_fifo(&self) -> bool {
+        false // no state: frames are delivered in arrival order, as IP expects
+    }
+
     fn name(&self) -> &'static str {
         "default"
     }

@@ -418,6 +418,13 @@ impl Service for Rse {
         self.stats
     }
 
+    fn requires_fifo(&self) -> bool {
+        // 8-bit block numbers; the current and previous block are kept and copies of delivered
+        // frames dropped (`Rse::rx_block`), so shallow reordering is used, not lost. A frame more
+        // than 8 blocks late would start a new block: not guarded.
+        false
+    }
+
     fn name(&self) -> &'static str {
         if self.cfg.idle_timeout.is_some() {
             "rse-ad"

@@ -716,6 +716,12 @@ impl Service for Snoop {
         self.stats
     }
 
+    fn requires_fifo(&self) -> bool {
+        // Default frames both ways; a reordered TCP segment or ACK is TCP's to sort out (at worst
+        // a local retransmission or a suppressed duplicate ACK), never a link-layer duplicate.
+        false
+    }
+
     fn name(&self) -> &'static str {
         "snoop"
     }

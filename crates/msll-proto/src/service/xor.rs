@@ -328,13 +328,6 @@ impl Service for Xor {
         self.idle.deadline()
     }
 
-    fn requires_fifo(&self) -> bool {
-        // Block boundaries are inferred from arrival order (`on_data`, `on_parity`): a data frame
-        // after its block's parity, or two swapped frames of a 2-frame block, were delivered
-        // twice over a reordering path (review of session 34).
-        true
-    }
-
     fn set_timer_factor(&mut self, factor: f64) {
         self.idle.set_factor(factor);
     }
