@@ -363,3 +363,44 @@ fn copies_dropped_by_a_bounded_scheduler_queue_are_inferred_and_resent() {
     assert_eq!(g.poll_timeout(), Some(ms(410)));
     assert_eq!(timeout_queued(&mut g, ms(410)).frames.len(), 3);
 }
+
+#[test]
+fn sr_takes_a_late_copy_for_a_new_frame_so_it_needs_link_order() {
+    // The premise of `Service::requires_fifo` for SR (review of session 35): with a window of
+    // 127 in 256 numbers, a copy of frame 0 overtaken by three newer frames lands inside the
+    // window as frame 256, and is later delivered in its place. A FIFO link (or mslld, which drops
+    // late frames of such a scheme) never lets it arrive.
+    let mut rx = sr(NakPolicy::PerFrame);
+    assert!(rx.requires_fifo());
+    let mut got = Vec::new();
+    for s in 0..=129u8 {
+        got.extend(
+            feed(&mut rx, ms(s as u64), data(s, 0))
+                .packets
+                .iter()
+                .map(crate::testing::number_of),
+        );
+    }
+    assert_eq!(got, (0..=129).collect::<Vec<u32>>());
+    let stale = ArqFrame::Data {
+        seq: 0,
+        ack: 0,
+        payload: numbered(1000, 8).into_bytes(),
+    }
+    .emit();
+    assert!(feed(&mut rx, ms(200), stale).packets.is_empty());
+    let mut later = Vec::new();
+    for s in 130..=255u8 {
+        later.extend(
+            feed(&mut rx, ms(200 + s as u64), data(s, 0))
+                .packets
+                .iter()
+                .map(crate::testing::number_of),
+        );
+    }
+    assert_eq!(
+        later.last(),
+        Some(&1000),
+        "the stale copy stands in for frame 256"
+    );
+}

@@ -334,3 +334,30 @@ fn nak_timer_allows_for_sender_queueing() {
         "every packet, in sequence"
     );
 }
+
+#[test]
+fn rlp_takes_a_late_retransmission_for_a_new_frame_so_it_needs_link_order() {
+    // The premise of `Service::requires_fifo` for RLP (review of session 35): once frame 128 has
+    // arrived, the sender no longer holds frame 0, so over a FIFO link no copy of 0 can follow.
+    // Over a reordering path a retransmission of 0 overtaken by 128 does, and is taken for frame
+    // 256 (NAKs for 129..=255, and RLP/OOS delivers the old packet again).
+    for delivery in [Delivery::InSequence, Delivery::OutOfSequence] {
+        let mut rx = Rlp::new(cfg(3, delivery));
+        assert!(rx.requires_fifo());
+        let mut got = Vec::new();
+        for s in 0..=128u8 {
+            got.extend(nums(&feed(&mut rx, ms(s as u64), data(s))));
+        }
+        assert_eq!(got, (0..=128).collect::<Vec<u32>>());
+        let late = RlpFrame::Data {
+            seq: 0,
+            payload: numbered(0, 8).into_bytes(),
+        }
+        .emit();
+        let o = feed(&mut rx, ms(200), late);
+        assert_eq!(naks(&o).len(), 127, "{delivery:?}");
+        if delivery == Delivery::OutOfSequence {
+            assert_eq!(nums(&o), vec![0], "packet 0 delivered a second time");
+        }
+    }
+}
