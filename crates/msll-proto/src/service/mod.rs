@@ -84,7 +84,9 @@ pub trait Service {
         false
     }
     /// Whether the scheme is only correct over a link that keeps its frames in order. The
-    /// simulator's links are FIFO, like the thesis's; a driver whose path can reorder (mslld over
+    /// simulator's links are FIFO, like the thesis's (scenario files can reorder only the wired
+    /// hop, `topology.wired_extra_delay`; a library caller who sets `reorder` on a wireless link
+    /// gets no such guard); a driver whose path can reorder (mslld over
     /// UDP) must then drop a frame of this service that arrives behind a later one, turning the
     /// reordering into a loss the scheme recovers from as designed.
     ///
@@ -1547,7 +1549,7 @@ mod tests {
 
     #[test]
     fn derived_timers_are_capped_like_configured_ones() {
-        // rto_queue_frames = 2^32 - 1 on WLAN: about 1.8e6 s, above the 1e9 ms cap
+        // rto_queue_frames = 2^32 - 1 on WLAN: about 1.7e7 s, above the 1e9 ms cap
         let l = crate::testing::thesis_link("wlan");
         let huge = SrConfig::recommended_with(&l, NakPolicy::PerFrame, u32::MAX).rto;
         assert!(huge > MAX_TIMER);

@@ -31,8 +31,9 @@
 //! transmission of its NAK (L759: "when a negative acknowledgment is sent, a timer is set").
 //! A NAK for a frame whose retransmission still waits in the scheduler sends nothing more.
 //!
-//! Old/new classification: the link is FIFO, so a frame ahead of the highest sequence number seen
-//! (by less than 128) is new, anything else is a retransmission or a duplicate.
+//! Old/new classification: the link is FIFO and the sender holds at most 128 frames, so a frame
+//! ahead of the highest sequence number seen by 1..=128 is new, anything else is a retransmission
+//! or a duplicate (`Rlp::is_new`; mslld enforces the order, `Service::requires_fifo`).
 
 use std::collections::VecDeque;
 

@@ -114,7 +114,10 @@ impl VideoParams {
             return Err(format!("rate_bps = {}: must be positive", self.rate_bps));
         }
         if !(pos(self.fps) && (MIN_FPS..=1000.0).contains(&self.fps)) {
-            return Err(format!("fps = {}: must be in [{MIN_FPS}, 1000]", self.fps));
+            return Err(format!(
+                "fps = {:?}: must be in [{MIN_FPS}, 1000]",
+                self.fps
+            ));
         }
         if self.gop.is_empty() {
             return Err("gop: must have at least one frame".into());

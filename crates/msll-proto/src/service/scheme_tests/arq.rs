@@ -369,7 +369,8 @@ fn sr_takes_a_late_copy_for_a_new_frame_so_it_needs_link_order() {
     // The premise of `Service::requires_fifo` for SR (review of session 35): with a window of
     // 127 in 256 numbers, a copy of frame 0 overtaken by three newer frames lands inside the
     // window as frame 256, and is later delivered in its place. A FIFO link (or mslld, which drops
-    // late frames of such a scheme) never lets it arrive.
+    // late frames of such a scheme) never lets it arrive. This asserts the fault on purpose: if
+    // SR is made to tolerate reordering, this test fails and `requires_fifo` may turn false.
     let mut rx = sr(NakPolicy::PerFrame);
     assert!(rx.requires_fifo());
     let mut got = Vec::new();

@@ -229,6 +229,11 @@ fn frame_after_127_consecutive_losses_is_new() {
         // and a real duplicate, 127 behind the highest (129), is still one
         assert!(feed(&mut rx, ms(200), data(2)).packets.is_empty());
         assert_eq!(rx.stats().duplicates_received, 1, "{delivery:?}");
+        // A keepalive naming the frame 128 ahead exposes all 128 as lost (it used to be ignored).
+        let mut rx = Rlp::new(cfg(3, delivery));
+        feed(&mut rx, ms(0), data(0));
+        let o = feed(&mut rx, ms(10), RlpFrame::Keepalive { highest: 128 }.emit());
+        assert_eq!(naks(&o), (1..=128).collect::<Vec<u8>>(), "{delivery:?}");
     }
 }
 
@@ -340,7 +345,8 @@ fn rlp_takes_a_late_retransmission_for_a_new_frame_so_it_needs_link_order() {
     // The premise of `Service::requires_fifo` for RLP (review of session 35): once frame 128 has
     // arrived, the sender no longer holds frame 0, so over a FIFO link no copy of 0 can follow.
     // Over a reordering path a retransmission of 0 overtaken by 128 does, and is taken for frame
-    // 256 (NAKs for 129..=255, and RLP/OOS delivers the old packet again).
+    // 256 (NAKs for 129..=255, and RLP/OOS delivers the old packet again). This asserts the fault
+    // on purpose: if RLP is made to tolerate reordering, it fails and `requires_fifo` may change.
     for delivery in [Delivery::InSequence, Delivery::OutOfSequence] {
         let mut rx = Rlp::new(cfg(3, delivery));
         assert!(rx.requires_fifo());
