@@ -151,11 +151,22 @@ fn bad(field: &str, value: impl ToString, reason: &str) -> SpecError {
     }
 }
 
+/// A configured number as an error message shows it: as written for everyday magnitudes, in
+/// scientific notation from 1e16 on and below 1e-6 (`Display` prints 1e300 as 301 digits and
+/// 1e-300 as 300 zeros and a 1).
+pub(crate) fn show(v: f64) -> String {
+    if v.is_finite() && v != 0.0 && !(1e-6..1e16).contains(&v.abs()) {
+        format!("{v:e}")
+    } else {
+        v.to_string()
+    }
+}
+
 fn prob(field: &str, v: f64) -> Result<(), SpecError> {
     if (0.0..=1.0).contains(&v) {
         Ok(())
     } else {
-        Err(bad(field, v, "must be a probability in [0, 1]"))
+        Err(bad(field, show(v), "must be a probability in [0, 1]"))
     }
 }
 
@@ -163,7 +174,7 @@ fn at_least(field: &str, v: f64, min: f64) -> Result<(), SpecError> {
     if v.is_finite() && v >= min {
         Ok(())
     } else {
-        Err(bad(field, v, &format!("must be a number >= {min}")))
+        Err(bad(field, show(v), &format!("must be a number >= {min}")))
     }
 }
 
@@ -1318,5 +1329,23 @@ mod tests {
         }
         .validate()
         .is_ok());
+    }
+}
+
+#[cfg(test)]
+mod show_tests {
+    use super::show;
+
+    #[test]
+    fn extreme_magnitudes_print_in_scientific_notation() {
+        assert_eq!(show(1e300), "1e300");
+        assert_eq!(show(-2.5e20), "-2.5e20");
+        assert_eq!(show(1e-300), "1e-300");
+        assert_eq!(show(-3e-9), "-3e-9");
+        assert_eq!(show(0.5), "0.5");
+        assert_eq!(show(1e-6), "0.000001");
+        assert_eq!(show(0.0), "0");
+        assert_eq!(show(f64::NAN), "NaN");
+        assert_eq!(show(f64::INFINITY), "inf");
     }
 }

@@ -67,7 +67,7 @@ impl ExtraDelay {
         if !(self.mean_s.is_finite() && (0.0..=3600.0).contains(&self.mean_s)) {
             return Err((
                 "mean_s",
-                self.mean_s.to_string(),
+                crate::error_model::show(self.mean_s),
                 "must be 0..=3600 seconds",
             ));
         }

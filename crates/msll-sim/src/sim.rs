@@ -28,7 +28,7 @@ use crate::app::conference::{Addressing, OnOffSource, UdpSink, CONF_MIN_PACKET};
 use crate::app::video::{VideoApp, VideoParams};
 use crate::app::www::{Side, ThinkTime, WwwAddressing, WwwApp, WwwParams};
 use crate::config::{AppSpec, IpQueues, SimConfig, TrafficStreams};
-use crate::error_model::{ErrorModel, SpecError};
+use crate::error_model::{show, ErrorModel, SpecError};
 use crate::event::{EventQueue, Wakeups};
 use crate::metrics::RunResult;
 use crate::presets::LinkSpec;
@@ -464,7 +464,7 @@ fn link_info(l: &LinkSpec) -> Result<(DataRate, Duration), SpecError> {
     if !(l.delay_s.is_finite() && l.delay_s >= 0.0) {
         return Err(SpecError {
             field: "delay_s".into(),
-            value: l.delay_s.to_string(),
+            value: show(l.delay_s),
             reason: "must be >= 0".into(),
         });
     }
@@ -479,7 +479,7 @@ fn link_info(l: &LinkSpec) -> Result<(DataRate, Duration), SpecError> {
         if !(m.mean_s.is_finite() && (0.0..=3600.0).contains(&m.mean_s)) {
             return Err(SpecError {
                 field: "mac_access.mean_s".into(),
-                value: m.mean_s.to_string(),
+                value: show(m.mean_s),
                 reason: "must be 0..=3600 seconds".into(),
             });
         }
@@ -2333,16 +2333,6 @@ fn ident(p: &Packet) -> u32 {
 fn prefix(mut e: SpecError, p: &str) -> SpecError {
     e.field = format!("{p}.{}", e.field);
     e
-}
-
-/// A configured number as an error message shows it: as written for everyday magnitudes, in
-/// scientific notation from 1e16 on (`Display` prints 1e300 as 301 digits).
-fn show(v: f64) -> String {
-    if v.is_finite() && v.abs() >= 1e16 {
-        format!("{v:e}")
-    } else {
-        v.to_string()
-    }
 }
 
 #[cfg(test)]
