@@ -308,7 +308,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             }
             let mut o = std::io::stdout().lock();
             match format {
-                Format::Table => write!(o, "{}", output::table(&sc, &results, interval))?,
+                Format::Table => write!(o, "{}", output::table(&sc, &results, seed, interval))?,
                 Format::Json => writeln!(
                     o,
                     "{}",

@@ -148,7 +148,8 @@ impl Interval {
     }
 }
 
-pub fn table(sc: &Scenario, results: &[PointResult], interval: Interval) -> String {
+/// `seed`: the master seed the runs used (`--seed` or the scenario's).
+pub fn table(sc: &Scenario, results: &[PointResult], seed: u64, interval: Interval) -> String {
     let metrics = primary_metrics(sc, results);
     let mut s = String::new();
     let title = if sc.raw.scenario.title.is_empty() {
@@ -159,8 +160,7 @@ pub fn table(sc: &Scenario, results: &[PointResult], interval: Interval) -> Stri
     let reps = results.first().map_or(0, |r| r.runs.len());
     let _ = writeln!(
         s,
-        "{title}  ({reps} replications, seed {}; {})",
-        sc.raw.scenario.seed,
+        "{title}  ({reps} replications, seed {seed}; {})",
         interval.legend()
     );
     let w = results
@@ -288,7 +288,8 @@ pub fn runs_csv(sc: &Scenario, results: &[PointResult], seed: u64) -> String {
         String::from("scenario,point,link,topology,level,scheme,replication,metric,value,seed\n");
     for r in results {
         let p = &r.point;
-        for (i, run) in r.runs.iter().enumerate() {
+        // The run's own replication number, not its position: a partial merge leaves gaps.
+        for (i, run) in r.replications.iter().zip(&r.runs) {
             for (k, v) in &run.metrics {
                 let _ = writeln!(s, "{},{i},{k},{v},{seed}", point_columns(sc, p));
             }

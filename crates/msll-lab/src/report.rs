@@ -23,6 +23,9 @@ pub struct Context<'a> {
     pub runs_total: usize,
     pub missing: usize,
     pub quick: bool,
+    /// `--reps`, when given: replications per point instead of the scenarios' own (3 in quick
+    /// mode).
+    pub reps: Option<u32>,
     pub selection: Vec<String>,
     /// Simulation seconds (one core) per scenario, from the cache's run times (`wall_s`), with
     /// the events and simulated time of those runs.
@@ -366,7 +369,11 @@ pub fn write(dir: &Path, ctx: &Context) -> Result<()> {
         ctx.missing,
         ctx.wall_s,
         machine,
-        if ctx.quick { " **Quick mode**: 3 replications, FTP files / 20, run lengths / 5 -- a first look, not a reproduction." } else { "" },
+        match (ctx.quick, ctx.reps) {
+            (true, r) => format!(" **Quick mode**: {} replications, FTP files / 20, run lengths / 5 -- a first look, not a reproduction.", r.unwrap_or(3).max(1)),
+            (false, Some(r)) => format!(" **{} replications per point** (`--reps`), not the scenarios' own.", r.max(1)),
+            (false, None) => String::new(),
+        },
         if ctx.selection.is_empty() { String::new() } else { format!(" Selection: {}.", ctx.selection.join(", ")) }
     );
     let total_cpu: f64 = ctx.cpu_s.values().map(|s| s.wall_s).sum();

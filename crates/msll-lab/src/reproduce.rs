@@ -419,7 +419,7 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<()> {
         return Ok(());
     }
     // Load every job's result from the cache, in job order.
-    let mut per_scenario: Vec<Vec<Vec<RunResult>>> = all
+    let mut per_scenario: Vec<Vec<Vec<(u32, RunResult)>>> = all
         .iter()
         .map(|sc| vec![Vec::new(); sc.points.len()])
         .collect();
@@ -452,7 +452,7 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<()> {
                         ..Speed::of_run(&r)
                     };
                 }
-                per_scenario[job.sc][job.point].push(r);
+                per_scenario[job.sc][job.point].push((job.rep, r));
             }
             Err(_) => {
                 missing += 1;
@@ -470,10 +470,12 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<()> {
             .zip(per_scenario[si].drain(..))
             .zip(&absent[si])
             .map(|((p, runs), &missing)| {
+                let (replications, runs): (Vec<u32>, Vec<RunResult>) = runs.into_iter().unzip();
                 let summary = summarize(&runs);
                 PointResult {
                     point: p.clone(),
                     runs,
+                    replications,
                     summary,
                     missing,
                 }
@@ -539,6 +541,7 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<()> {
         runs_total: jobs.len(),
         missing,
         quick: opts.quick,
+        reps: opts.reps,
         selection: opts.only.clone(),
         cpu_s: cpu,
         traces,

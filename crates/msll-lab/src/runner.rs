@@ -30,6 +30,8 @@ pub struct RunOptions {
 pub struct PointResult {
     pub point: Point,
     pub runs: Vec<RunResult>,
+    /// The replication number of each of `runs` (0-based; gaps where a partial merge lacks one).
+    pub replications: Vec<u32>,
     pub summary: BTreeMap<String, Summary>,
     /// Replications the point should have but whose results are absent (an incomplete `msll
     /// merge` of shards). Claims never judge such a point: they read NOT-RUN.
@@ -109,6 +111,7 @@ pub fn run_scenario(sc: &Scenario, opts: &RunOptions) -> anyhow::Result<Vec<Poin
         out.push(PointResult {
             point: point.clone(),
             runs,
+            replications: (0..reps).collect(),
             summary,
             missing: 0,
         });

@@ -1134,11 +1134,13 @@ fn shards_merge_to_the_same_results() {
     );
     // One shard alone is an incomplete merge: every point lacks replications, so no claim is
     // judged on the runs it happens to have (each reads NOT-RUN), and the report says why.
+    // (Shard 1/2: replication 1 of every point, which was written as replication 0 before
+    // session 36.)
     let part = tmpdir("merged-part");
     let out = msll()
         .current_dir(repo())
         .arg("merge")
-        .arg(&a)
+        .arg(&b)
         .args([
             "--quick",
             "--reps",
@@ -1161,6 +1163,15 @@ fn shards_merge_to_the_same_results() {
         report.contains("replications missing from the results"),
         "{report}"
     );
+    // Its runs keep their own replication numbers (not their positions among the runs it has):
+    // every row is a row of the whole run's file.
+    let whole_rows = std::fs::read_to_string(whole.join(f)).unwrap();
+    let part_rows = std::fs::read_to_string(part.join(f)).unwrap();
+    let whole_rows: std::collections::BTreeSet<&str> = whole_rows.lines().collect();
+    assert!(part_rows.lines().count() > 1, "{part_rows}");
+    for row in part_rows.lines() {
+        assert!(whole_rows.contains(row), "{row}");
+    }
 }
 
 /// `msll run --point` keeps the points whose label contains one of the patterns (union), and a
