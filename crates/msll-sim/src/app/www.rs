@@ -234,7 +234,10 @@ impl WwwApp {
         if p.max_connections == 0 {
             return Err(TcpConfigError::BadValue("max_connections"));
         }
-        if (addr.port_span as usize) < ports_needed(p.max_connections)
+        // More ports than the pairs hold at once: a rotating allocation (`alloc_port`) takes a
+        // new port while the pair still holds its old one, so one free port keeps it finite
+        // (review, session 36: a span of exactly `ports_needed` looped for ever).
+        if (addr.port_span as usize) <= ports_needed(p.max_connections)
             || addr.port_base as usize + addr.port_span as usize > u16::MAX as usize + 1
         {
             return Err(TcpConfigError::BadValue("port range"));
@@ -619,16 +622,22 @@ mod tests {
         busy_until: [Instant; 2],
         events: BinaryHeap<Reverse<(Instant, u64, usize)>>,
         in_flight: Vec<Option<(Side, Packet)>>,
+        /// Source and destination TCP ports of every packet sent.
+        ports: std::collections::BTreeSet<u16>,
         seq: u64,
     }
 
     impl Pipe {
         fn new(p: WwwParams, rate_bps: f64, delay_s: f64) -> Pipe {
+            Pipe::with_ports(p, rate_bps, delay_s, 16384, 4096)
+        }
+
+        fn with_ports(p: WwwParams, rate_bps: f64, delay_s: f64, base: u16, span: u16) -> Pipe {
             let addr = WwwAddressing {
                 client: [10, 0, 0, 2],
                 server: [10, 0, 0, 1],
-                port_base: 16384,
-                port_span: 4096,
+                port_base: base,
+                port_span: span,
             };
             let streams = Streams::new(1, 0);
             let app = WwwApp::new(p, addr, |n| streams.fixed(&format!("www/{n}"))).unwrap();
@@ -639,6 +648,7 @@ mod tests {
                 busy_until: [Instant::ZERO; 2],
                 events: BinaryHeap::new(),
                 in_flight: Vec::new(),
+                ports: Default::default(),
                 seq: 0,
             }
         }
@@ -653,6 +663,11 @@ mod tests {
             } else {
                 Side::Client
             };
+            let b = pkt.as_slice();
+            let ihl = ((b[0] & 0x0f) as usize) * 4;
+            for at in [ihl, ihl + 2] {
+                self.ports.insert(u16::from_be_bytes([b[at], b[at + 1]]));
+            }
             self.in_flight.push(Some((to, pkt)));
             self.seq += 1;
             self.events.push(Reverse((
@@ -777,6 +792,31 @@ mod tests {
         assert!(WwwApp::new(p, addr, |n| s.fixed(n)).is_err());
         let mut p = params(1000, 1.0);
         p.max_connections = 2;
+        // 4 ports for 2 pairs leave none to rotate into.
+        assert!(WwwApp::new(p.clone(), addr, |n| s.fixed(n)).is_err());
+        let addr = WwwAddressing {
+            port_span: 5,
+            ..addr
+        };
         assert!(WwwApp::new(p, addr, |n| s.fixed(n)).is_ok());
+    }
+
+    /// With the smallest port range it accepts, at the top of the port space, new connections
+    /// rotate through the range's one spare port and never leave the range (review, session 36:
+    /// the first rotating port was one past the range, and a full range looped for ever).
+    #[test]
+    fn rotating_ports_stay_inside_the_smallest_range() {
+        let mut p = params(1000, 30.0);
+        p.max_connections = 2;
+        let (base, span) = (u16::MAX - 4, 5);
+        let mut pipe = Pipe::with_ports(p, 2e6, 0.003, base, span);
+        pipe.run(Instant::from_secs_f64(30.0));
+        let s = pipe.app.stats();
+        assert!(s.transactions > 10, "{s:?}");
+        assert_eq!(s.stale_packets, 0);
+        // Every packet sent, both ways, used ports of the range, and more than the 4 fixed ones.
+        let ports = &pipe.ports;
+        assert_eq!(ports.len(), span as usize, "{ports:?}");
+        assert!(ports.iter().all(|&q| q >= base), "{ports:?}");
     }
 }
