@@ -190,7 +190,11 @@ fn quicken(p: &mut Point) {
 ///    unfinished transfer, after the last (seed 002 claim C7; session 31's review).
 /// 14: RLP takes a frame 128 ahead of the highest number seen (after a run of 127 losses) as
 ///    new, not as a duplicate (session 34's review); RLP and RLP/OOS runs may change.
-pub const MODEL_REVISION: u32 = 14;
+/// 15: conferencing loss in runs that end without a drain (a file transfer completes, or the
+///     cap) leaves out the last `conf_end_guard_s` (5 s) of sends (AMB-10); the UDP sink drops
+///     packets whose IPv4 header checksum fails (an XOR rebuild from an aliased block);
+///     `video.local_rtx_per_flow` counts the window's retransmissions only (session 36 review).
+pub const MODEL_REVISION: u32 = 15;
 
 /// One point's fingerprint: what the cache keys a run by, and what the run gives.
 #[derive(Debug, Clone, PartialEq, Eq)]

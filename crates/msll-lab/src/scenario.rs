@@ -575,6 +575,10 @@ pub struct SimSection {
     /// How long a host keeps an incomplete datagram's fragments, seconds (default 30).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reassembly_timeout_s: Option<f64>,
+    /// Conferencing loss in runs without a drain leaves out the last this many seconds of
+    /// sends (default 5, seed004-ch5.md AMB-10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conf_end_guard_s: Option<f64>,
 }
 
 impl Default for SimSection {
@@ -586,6 +590,7 @@ impl Default for SimSection {
             ip_queues: IpQueues::Shared,
             ip_service: None,
             reassembly_timeout_s: None,
+            conf_end_guard_s: None,
         }
     }
 }
@@ -740,6 +745,13 @@ impl Scenario {
             if !msll_sim::frag::REASSEMBLY_TIMEOUT_RANGE_S.contains(&t) {
                 return Err(err(format!(
                     "sim.reassembly_timeout_s = {t}: must be 0.001..=1e6 seconds"
+                )));
+            }
+        }
+        if let Some(g) = raw.sim.conf_end_guard_s {
+            if !(g.is_finite() && (0.0..=1e6).contains(&g)) {
+                return Err(err(format!(
+                    "sim.conf_end_guard_s = {g}: must be 0..=1e6 seconds"
                 )));
             }
         }
@@ -1143,6 +1155,10 @@ impl Scenario {
                                     .sim
                                     .reassembly_timeout_s
                                     .unwrap_or(msll_sim::frag::REASSEMBLY_TIMEOUT.as_secs_f64()),
+                                conf_end_guard_s: raw
+                                    .sim
+                                    .conf_end_guard_s
+                                    .unwrap_or(msll_sim::config::CONF_END_GUARD_S),
                             };
                             check_point(&raw, &config).map_err(err)?;
                             let scheme = msll.as_ref().map_or_else(|| s.label(), MsllConfig::label);

@@ -243,6 +243,27 @@ pub struct SimConfig {
         skip_serializing_if = "is_reassembly_default"
     )]
     pub reassembly_timeout_s: f64,
+    /// Conferencing loss in a run that ends without a drain (when its file transfer completes,
+    /// or at `duration_s` with one still running): packets sent in the run's last this many
+    /// seconds are left out of `conf.sent` and `conf.received`, since they may still be on
+    /// their way (seed004-ch5.md AMB-10: "exclude the last ~5 s of sends, or drain"; default
+    /// 5). A run that drains counts every packet. 0..=1e6.
+    #[serde(
+        default = "conf_end_guard_default",
+        skip_serializing_if = "is_conf_end_guard_default"
+    )]
+    pub conf_end_guard_s: f64,
+}
+
+/// AMB-10's recommended guard, seconds.
+pub const CONF_END_GUARD_S: f64 = 5.0;
+
+fn conf_end_guard_default() -> f64 {
+    CONF_END_GUARD_S
+}
+
+fn is_conf_end_guard_default(v: &f64) -> bool {
+    *v == CONF_END_GUARD_S
 }
 
 fn reassembly_default() -> f64 {
@@ -313,6 +334,7 @@ impl SimConfig {
             ip_queues: IpQueues::default(),
             ip_service: None,
             reassembly_timeout_s: reassembly_default(),
+            conf_end_guard_s: CONF_END_GUARD_S,
         })
     }
 }

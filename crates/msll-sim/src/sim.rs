@@ -315,6 +315,10 @@ struct VideoAgent {
     app: VideoApp,
     client: NodeId,
     server: NodeId,
+    /// The schemes' retransmissions when the app's window opened, so that
+    /// `video.local_rtx_per_flow` counts the window's own, as TCP's do (seed 003 sec. 4: every
+    /// metric over [2, 60) s; review, session 36).
+    local_rtx_at_warmup: Option<u64>,
 }
 
 /// Ports of the video apps: the k-th app's flows use `VIDEO_PORT_BASE + k * 1000 + flow`.
@@ -453,6 +457,9 @@ pub struct Simulation {
     kinds: KindCounts,
     /// Seed 002's IP service times; `None` (every other seed): IP takes no time.
     ip_servers: Option<Box<IpServers>>,
+    /// Conferencing packets sent from this instant on are left out of the loss (`run` sets it
+    /// for a run that ends without a drain: `SimConfig::conf_end_guard_s`).
+    conf_cutoff: Option<Instant>,
 }
 
 fn link_info(l: &LinkSpec) -> Result<(DataRate, Duration), SpecError> {
@@ -510,6 +517,7 @@ impl Simulation {
             spare_www: Vec::new(),
             kinds: KindCounts::default(),
             ip_servers: None,
+            conf_cutoff: None,
         };
         // seed004-ch1-3 §3: one-link topologies are wired host -- BS ~~ wireless host; two-link
         // topologies wireless host ~~ BS -- BS ~~ wireless host.
@@ -521,6 +529,14 @@ impl Simulation {
             })?;
         }
         let two = cfg.topology.wireless_links() == 2;
+        let g = cfg.conf_end_guard_s;
+        if !(g.is_finite() && (0.0..=1e6).contains(&g)) {
+            return Err(SpecError {
+                field: "conf_end_guard_s".into(),
+                value: show(g),
+                reason: "must be 0..=1e6 seconds".into(),
+            });
+        }
         let rt = cfg.reassembly_timeout_s;
         if !crate::frag::REASSEMBLY_TIMEOUT_RANGE_S.contains(&rt) {
             return Err(SpecError {
@@ -735,11 +751,23 @@ impl Simulation {
                             reason: format!("conferencing packets need at least {CONF_MIN_PACKET} bytes (headers + instrumentation)"),
                         });
                     }
-                    if peak_rate_bps == 0 {
+                    if packet_size > u16::MAX as usize {
+                        return Err(SpecError {
+                            field: format!("apps[{ai}].packet_size"),
+                            value: packet_size.to_string(),
+                            reason: "an IP packet has at most 65535 bytes".into(),
+                        });
+                    }
+                    // The interval is whole nanoseconds: 0 would send for ever at one instant.
+                    if peak_rate_bps == 0
+                        || (packet_size as u128 * 8 * 1_000_000_000) < peak_rate_bps as u128
+                    {
                         return Err(SpecError {
                             field: format!("apps[{ai}].peak_rate_bps"),
-                            value: "0".into(),
-                            reason: "must be positive".into(),
+                            value: peak_rate_bps.to_string(),
+                            reason: format!(
+                                "must be positive, with {packet_size}-byte packets at least 1 ns apart"
+                            ),
                         });
                     }
                     let port = 5000 + ai as u16;
@@ -1011,6 +1039,7 @@ impl Simulation {
                             app,
                             client: dst,
                             server: src,
+                            local_rtx_at_warmup: None,
                         })),
                         None,
                     );
@@ -1234,12 +1263,17 @@ impl Simulation {
                 .apps
                 .iter()
                 .all(|a| matches!(a, AppSpec::Www { .. }));
-        let end = if self.transfers_left > 0 || www_only {
+        let no_drain = self.transfers_left > 0 || www_only;
+        let end = if no_drain {
             Instant::from_secs_f64(self.cfg.duration_s)
         } else {
             Instant::from_secs_f64(self.cfg.duration_s + self.cfg.drain_s)
         };
         self.run_until(end);
+        if no_drain {
+            // No drain: packets of the last seconds may still be on their way (AMB-10).
+            self.conf_cutoff = Some(self.now - Duration::from_secs_f64(self.cfg.conf_end_guard_s));
+        }
         self.result()
     }
 
@@ -1724,6 +1758,12 @@ impl Simulation {
             Agent::Video(v) => {
                 let mut out = self.spare_www.pop().unwrap_or_default();
                 v.app.handle_timeout(now, &mut out);
+                if v.local_rtx_at_warmup.is_none() && v.app.window_open() {
+                    let local = self.scheme_stats().retransmissions;
+                    if let Agent::Video(v) = &mut self.agents[a].agent {
+                        v.local_rtx_at_warmup = Some(local);
+                    }
+                }
                 self.www_flush(a, out);
                 return;
             }
@@ -1887,10 +1927,10 @@ impl Simulation {
     /// Seed 003 sec. 4's metrics of each video app over its window (`app::video`).
     fn video_metrics(&self, r: &mut RunResult) {
         let apps = self.agents.iter().filter_map(|a| match &a.agent {
-            Agent::Video(v) => Some(&v.app),
+            Agent::Video(v) => Some((&v.app, v.local_rtx_at_warmup)),
             _ => None,
         });
-        for (k, app) in apps.enumerate() {
+        for (k, (app, local0)) in apps.enumerate() {
             let p = metric_prefix("video", k);
             let par = app.params();
             let window = par.stop.saturating_since(par.warmup).as_secs_f64();
@@ -1934,10 +1974,11 @@ impl Simulation {
             r.set(&format!("{p}.rtx_per_flow"), rtx as f64 / flows);
             r.set(&format!("{p}.timeouts_per_flow"), tmo as f64 / flows);
             r.set(&format!("{p}.rtx_rate"), ratio_or_nan(rtx as f64, sent));
-            // Snoop's (or any scheme's) local retransmissions of the whole run and every
-            // interface, shared out over the flows: meant for runs whose only traffic is this
-            // app (seed 003's).
-            let local = self.scheme_stats().retransmissions as f64;
+            // Snoop's (or any scheme's) local retransmissions in the window, on every interface,
+            // shared out over the flows: meant for runs whose only traffic is this app (seed
+            // 003's). A window that never opened counts none, as for TCP's.
+            let now_local = self.scheme_stats().retransmissions;
+            let local = (now_local - local0.unwrap_or(now_local)) as f64;
             r.set(&format!("{p}.local_rtx_per_flow"), local / flows);
             r.set(
                 &format!("{p}.unmatched"),
@@ -2101,14 +2142,23 @@ impl Simulation {
         for (k, sink) in sinks.enumerate() {
             let src = sources.next().expect("every sink has a source");
             let p = metric_prefix("conf", k);
-            let sent = src.sent as f64;
+            // Without a drain, only the packets sent before the cutoff, and of them those
+            // received (AMB-10).
+            let (sent, received) = match self.conf_cutoff {
+                Some(t) => {
+                    let n = src.sent_before(t);
+                    (n, sink.received_below(n))
+                }
+                None => (src.sent, sink.received),
+            };
+            let sent = sent as f64;
             r.set(&format!("{p}.sent"), sent);
-            r.set(&format!("{p}.received"), sink.received as f64);
+            r.set(&format!("{p}.received"), received as f64);
             // Nothing sent: no loss was measured. NaN, not 0 (a perfect link), as for the delays.
             r.set(
                 &format!("{p}.loss"),
                 if sent > 0.0 {
-                    1.0 - sink.received as f64 / sent
+                    1.0 - received as f64 / sent
                 } else {
                     f64::NAN
                 },

@@ -341,3 +341,56 @@ fn no_page_means_no_page_time_not_zero_time() {
     assert!(r.get("www.transactions").unwrap() > 0.0);
     assert!(r.get("www.mean_transaction_s").unwrap() > 0.0);
 }
+
+/// A run that a file transfer ends has no drain: the conferencing packets still on their way
+/// would count as lost. AMB-10's guard leaves out the last 5 s of sends, so an error-free link
+/// loses nothing whenever the transfer ends; without the guard some of these runs, ending in a
+/// talkspurt, read a loss (the reason for the guard).
+#[test]
+fn a_run_ended_by_a_transfer_leaves_its_last_sends_out_of_the_loss() {
+    let mut without_guard = 0.0;
+    for kb in [200u64, 300, 400, 500, 600, 700] {
+        let mut cfg = conf("cellular", Topology::Wan2, 0, 1.0e6);
+        cfg.apps.push(AppSpec::Ftp {
+            bytes: kb * 1000,
+            tcp: msll_sim::tcp::TcpConfig::dissertation(50),
+            start_s: 0.0,
+        });
+        let r = &runs(&cfg, 1)[0];
+        assert_eq!(r.get("ftp.completed"), Some(1.0));
+        assert_eq!(r.get("conf.loss"), Some(0.0), "{kb} kB");
+        let sent = r.get("conf.sent").unwrap();
+        assert!(sent > 0.0);
+        cfg.conf_end_guard_s = 0.0;
+        let r0 = &runs(&cfg, 1)[0];
+        assert!(r0.get("conf.sent").unwrap() >= sent);
+        without_guard += r0.get("conf.loss").unwrap();
+    }
+    assert!(without_guard > 0.0, "no run ended with a packet in flight");
+}
+
+/// The direct configuration path refuses conferencing packets the scenario loader refuses:
+/// larger than an IP packet, or so fast that the interval rounds to 0 ns (which sent for ever
+/// at one instant).
+#[test]
+fn impossible_conferencing_sources_are_refused() {
+    for (size, rate, field) in [
+        (70_000usize, 9_600u64, "apps[0].packet_size"),
+        (40, 400_000_000_000, "apps[0].peak_rate_bps"),
+        (40, 0, "apps[0].peak_rate_bps"),
+    ] {
+        let mut cfg = conf("cellular", Topology::Lan1, 0, 10.0);
+        cfg.apps = vec![AppSpec::Conference {
+            peak_rate_bps: rate,
+            packet_size: size,
+            talk_mean_s: 1.0,
+            silence_mean_s: 1.35,
+            start_s: 0.0,
+            tos: 0,
+        }];
+        let e = msll_sim::Simulation::new(&cfg, std::path::Path::new("."))
+            .err()
+            .unwrap_or_else(|| panic!("{size} B at {rate} bit/s accepted"));
+        assert_eq!(e.field, field);
+    }
+}

@@ -225,3 +225,27 @@ fn snoop_on_an_overloaded_error_free_link_stays_quiet() {
     let (g0, g1) = (m(plain, "video.goodput_bps"), m(snoop, "video.goodput_bps"));
     assert!((g1 / g0 - 1.0).abs() < 0.005, "Snoop {g1} vs Default {g0}");
 }
+
+/// Snoop's local retransmissions count over the window, as TCP's do (seed 003 sec. 4: every
+/// metric over [warm-up, 60) s): with the window from 30 s instead of 2 s, about half as many
+/// (30 s of 58). Before session 36 they counted the whole run either way.
+#[test]
+fn local_retransmissions_count_over_the_window() {
+    let snoop = |warmup_s: f64| {
+        let mut c = SimConfig {
+            scheme: SchemeConfig::from_name("snoop").unwrap(),
+            ..video(2, 1_000_000.0, 0.02, TcpVariant::Reno)
+        };
+        if let AppSpec::Video { warmup_s: w, .. } = &mut c.apps[0] {
+            *w = warmup_s;
+        }
+        let rs = runs(&c, 2);
+        rs.iter()
+            .map(|r| get(r, "video.local_rtx_per_flow"))
+            .sum::<f64>()
+    };
+    let (all, late) = (snoop(2.0), snoop(30.0));
+    assert!(all > 20.0, "{all}");
+    let share = late / all;
+    assert!((0.35..0.7).contains(&share), "{late} of {all}: {share}");
+}

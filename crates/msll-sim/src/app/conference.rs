@@ -49,6 +49,8 @@ pub struct OnOffSource {
     seq: u32,
     rng: SimRng,
     pub sent: u64,
+    /// When each packet was sent, by sequence number (`sent_before`).
+    send_times: Vec<Instant>,
 }
 
 impl OnOffSource {
@@ -84,6 +86,7 @@ impl OnOffSource {
             seq: 0,
             rng,
             sent: 0,
+            send_times: Vec::new(),
         }
     }
 
@@ -119,6 +122,7 @@ impl OnOffSource {
         });
         self.seq += 1;
         self.sent += 1;
+        self.send_times.push(now);
         Packet::new(b)
     }
 
@@ -162,10 +166,18 @@ impl OnOffSource {
         }
     }
 
+    /// Packets sent before `t` (sequence numbers `0..n`: packets go out in sequence order).
+    pub fn sent_before(&self, t: Instant) -> u64 {
+        self.send_times.partition_point(|&s| s < t) as u64
+    }
+
     pub fn poll_timeout(&self) -> Option<Instant> {
         (self.next_send < self.stop_at).then_some(self.next_send)
     }
 }
+
+/// How far beyond the highest sequence number seen a packet may be: a run of 2^24 losses.
+const MAX_SEQ_JUMP: usize = 1 << 24;
 
 /// Instrumented UDP receiver: loss by sequence number, per-packet delay statistics.
 #[derive(Debug, Clone, Default)]
@@ -196,7 +208,21 @@ impl UdpSink {
             self.malformed += 1;
             return;
         }
+        // What an IP receiver checks first. A packet that fails it cannot come from the source:
+        // a frame an FEC scheme rebuilt from an aliased block (`service::xor`, 3-bit block
+        // numbers) would otherwise count a garbage sequence number as received, with a
+        // garbage delay (review, session 36).
+        if msll_proto::wire::ip::checksum(&b[..IPV4_HEADER_LEN]) != 0 {
+            self.malformed += 1;
+            return;
+        }
         let seq = u32::from_be_bytes([b[off], b[off + 1], b[off + 2], b[off + 3]]) as usize;
+        // Sequence numbers count up from 0; one far beyond those seen is corrupt, and would
+        // size `seen` to it (up to 4 GiB).
+        if seq > self.seen.len() + MAX_SEQ_JUMP {
+            self.malformed += 1;
+            return;
+        }
         let mut ts = [0u8; 8];
         ts.copy_from_slice(&b[off + 4..off + 12]);
         let sent = Instant::from_nanos(u64::from_be_bytes(ts));
@@ -217,6 +243,12 @@ impl UdpSink {
         self.m2 += delta * (d - self.mean_ms);
         self.min_ms = self.min_ms.min(d);
         self.max_ms = self.max_ms.max(d);
+    }
+
+    /// Packets received, counting once each, among sequence numbers `0..n`.
+    pub fn received_below(&self, n: u64) -> u64 {
+        let n = (n as usize).min(self.seen.len());
+        self.seen[..n].iter().filter(|&&x| x).count() as u64
     }
 
     pub fn mean_delay_ms(&self) -> f64 {
@@ -287,5 +319,53 @@ mod tests {
         assert_eq!(sink.received, out.len() as u64);
         sink.handle_packet(Instant::ZERO, &out[0]);
         assert_eq!(sink.duplicates, 1);
+    }
+
+    /// What an XOR rebuild from an aliased block delivers (the XOR of three packets of the
+    /// stream) is refused by the IPv4 header checksum, not counted as a received packet with a
+    /// garbage sequence number and delay; so is a valid header with a sequence number 2^24 beyond
+    /// any seen (review, session 36).
+    #[test]
+    fn the_sink_refuses_what_the_source_cannot_have_sent() {
+        let mut s = OnOffSource::new(
+            addr(),
+            50,
+            9600,
+            1.0,
+            1.35,
+            Instant::ZERO,
+            Instant::from_secs_f64(100.0),
+            Streams::new(1, 0).fixed("c"),
+        );
+        let mut out = Vec::new();
+        while let Some(t) = s.poll_timeout() {
+            s.handle_timeout(t, &mut out);
+        }
+        let mut sink = UdpSink::new();
+        let now = Instant::from_secs_f64(200.0);
+        let mut refused = 0;
+        for w in out.windows(3).step_by(3).take(200) {
+            let mut x = w[0].as_slice().to_vec();
+            for p in &w[1..] {
+                x.iter_mut().zip(p.as_slice()).for_each(|(a, b)| *a ^= b);
+            }
+            sink.handle_packet(now, &Packet::new(msll_proto::Buf::copy_from_slice(&x)));
+            refused += 1;
+        }
+        assert_eq!(sink.malformed, refused);
+        assert_eq!(sink.received, 0);
+        // A far sequence number in an otherwise valid packet.
+        let mut far = out[0].as_slice().to_vec();
+        let off = IPV4_HEADER_LEN + UDP_HEADER_LEN;
+        far[off..off + 4].copy_from_slice(&u32::MAX.to_be_bytes());
+        sink.handle_packet(now, &Packet::new(msll_proto::Buf::copy_from_slice(&far)));
+        assert_eq!(sink.malformed, refused + 1);
+        for p in &out {
+            sink.handle_packet(now, p);
+        }
+        assert_eq!(sink.received, out.len() as u64);
+        assert_eq!(s.sent_before(Instant::ZERO), 0);
+        assert_eq!(s.sent_before(Instant::from_secs_f64(1e9)), out.len() as u64);
+        assert_eq!(sink.received_below(10), 10);
     }
 }

@@ -34,7 +34,8 @@
 //!   (75 ms) after the previous delivery of its flow (sec. 4.4 reading (a)); the first delivery
 //!   is timely. Delayed and loss rates are per packet sent, so RTPI = 1 - delayed - lost.
 //! * "Lost" is (i): generated in the window but not delivered when the run ends. TCP's
-//!   end-to-end retransmissions per packet sent are reported beside it (the drop-based (ii)).
+//!   end-to-end retransmissions per packet sent are reported beside it (a proxy for the drop-based
+//!   (ii): go-back-N and spurious resends count too).
 
 use std::collections::VecDeque;
 
@@ -252,6 +253,8 @@ pub struct VideoApp {
     starts: Vec<Instant>,
     flows: Vec<Flow>,
     port_base: u16,
+    /// A flow generated a frame of the measurement window (at or after `warmup`).
+    window_open: bool,
 }
 
 impl VideoApp {
@@ -305,7 +308,13 @@ impl VideoApp {
             starts,
             flows,
             port_base,
+            window_open: false,
         })
+    }
+
+    /// Whether a flow has generated a frame of the measurement window yet.
+    pub fn window_open(&self) -> bool {
+        self.window_open
     }
 
     pub fn params(&self) -> &VideoParams {
@@ -369,6 +378,7 @@ impl VideoApp {
         if due >= p.warmup && f.stats.rtx_at_warmup.is_none() {
             let s = f.src.stats();
             f.stats.rtx_at_warmup = Some((s.retransmissions, s.timeouts));
+            self.window_open = true;
         }
         let t = p.gop[(f.frame % p.gop.len() as u64) as usize] as usize;
         let y = f.tes[t].next(&mut f.rng);
