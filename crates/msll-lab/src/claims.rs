@@ -371,23 +371,16 @@ fn lookup(prs: &[PointResult], sel: &str, metric: &str) -> Option<(f64, f64)> {
     (s.n > 0 && s.mean.is_finite()).then_some((s.mean, if s.n > 1 { s.sd } else { f64::NAN }))
 }
 
-/// Why the point `sel` selects cannot be judged on `metric` although none of its runs is
-/// missing: some runs did not measure it (a delay with nothing delivered). A claim is judged on
-/// all the runs of a point or not at all, so such a check fails, saying how many measured it
-/// (`None`: every run did, or the point is absent, which `lookup` reports).
-fn unmeasured(prs: &[PointResult], sel: &str, metric: &str) -> Option<String> {
+/// How many of the runs of the point `sel` selects measured `metric`, when not all of them did
+/// (a delay with nothing delivered is NaN in that run): `Some((measured, runs))`. `None`: every
+/// run did, or the point is absent (which `lookup` reports).
+fn partly_measured(prs: &[PointResult], sel: &str, metric: &str) -> Option<(usize, usize)> {
     let p = prs
         .iter()
         .find(|p| selects(&p.point.label, sel))
         .filter(|p| p.missing == 0)?;
     let s = p.summary.get(metric)?;
-    (s.n == 0 || s.n < p.runs.len()).then(|| {
-        format!(
-            "{sel}: {metric} measured in {} of {} runs",
-            s.n,
-            p.runs.len().max(s.n)
-        )
-    })
+    (s.n == 0 || s.n < p.runs.len()).then_some((s.n, p.runs.len().max(s.n)))
 }
 
 fn fmt(x: f64) -> String {
@@ -668,15 +661,28 @@ pub fn evaluate(claims: &[Claim], results: &Results) -> Vec<Verdict> {
             let mut ok = true;
             let mut parts = Vec::new();
             for ch in &checks {
-                let gaps: Vec<String> = selectors(ch)
-                    .into_iter()
-                    .filter_map(|(_, sel)| unmeasured(prs, sel, &c.metric))
-                    .collect();
-                if !gaps.is_empty() {
+                // Runs that did not measure the metric: a point none of whose runs did fails
+                // the check; one some did is judged on those, and the verdict says so.
+                let (mut none, mut some) = (Vec::new(), Vec::new());
+                for (_, sel) in selectors(ch) {
+                    match partly_measured(prs, sel, &c.metric) {
+                        Some((0, n)) => {
+                            none.push(format!("{sel}: {} measured in 0 of {n} runs", c.metric))
+                        }
+                        Some((k, n)) => some.push(format!("{sel}: {k} of {n} runs measured it")),
+                        None => {}
+                    }
+                }
+                if !none.is_empty() {
                     ok = false;
-                    parts.push(format!("**{}**", gaps.join("; ")));
+                    parts.push(format!("**{}**", none.join("; ")));
                     continue;
                 }
+                let note = if some.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", some.join("; "))
+                };
                 match check_once(ch, prs, &c.metric) {
                     None => {
                         return Verdict {
@@ -687,7 +693,11 @@ pub fn evaluate(claims: &[Claim], results: &Results) -> Vec<Verdict> {
                     }
                     Some((pass, s)) => {
                         ok &= pass;
-                        parts.push(if pass { s } else { format!("**{s}**") });
+                        parts.push(if pass {
+                            format!("{s}{note}")
+                        } else {
+                            format!("**{s}**{note}")
+                        });
                     }
                 }
             }
@@ -1054,58 +1064,55 @@ flows = [1, 3]
         assert!(check_once(&c, &prs, "conf.loss").is_none());
     }
 
-    /// A point whose runs did not all measure the metric is not judged on the ones that did:
-    /// its check fails and says how many measured it, and one unmeasured level neither hides
-    /// another level's failure nor turns the claim into NOT-RUN (review, session 36).
+    /// A point some of whose runs did not measure the metric is judged on those that did, and
+    /// the verdict says how many; one that no run measured fails its check, and neither turns
+    /// the claim into NOT-RUN or hides another level's failure (review, session 36).
     #[test]
-    fn a_metric_some_runs_did_not_measure_fails_the_check() {
+    fn a_metric_some_runs_did_not_measure_is_judged_on_those_that_did() {
         let cat = catalogue();
         let below = r#"{ kind = "below", a = "LAN1/L*/default", value = 0.5 }"#;
         let claims = parse("claims.toml", &claim("conf_two", "conf.loss", below), &cat).unwrap();
-        // Point order: level 0, 1, 2 x default, rlp x LAN1, WAN2.
-        let mut prs = conf_loss_results(&[0.0; 12]);
-        let mut set = |label: &str, mean: f64, n: usize, runs: usize| {
+        fn set(prs: &mut [PointResult], label: &str, mean: f64, n: usize) {
             let p = prs
                 .iter_mut()
                 .find(|p| p.point.label.ends_with(label))
                 .unwrap();
-            p.runs = vec![msll_sim::metrics::RunResult::default(); runs];
-            p.replications = (0..runs as u32).collect();
+            p.runs = vec![msll_sim::metrics::RunResult::default(); 30];
+            p.replications = (0..30).collect();
             *p.summary.get_mut("conf.loss").unwrap() =
                 msll_sim::metrics::Summary { mean, sd: 0.0, n };
+        }
+        let verdict = |prs: &[PointResult]| {
+            let results: Results = BTreeMap::from([("conf_two".to_string(), (0, prs.to_vec()))]);
+            evaluate(&claims, &results).remove(0)
         };
-        set("LAN1/L1/default", 0.1, 30, 30);
-        set("LAN1/L2/default", 0.2, 29, 30);
-        let results: Results = BTreeMap::from([("conf_two".to_string(), (0, prs.clone()))]);
-        let v = &evaluate(&claims, &results)[0];
-        assert_eq!(v.status, Status::Fail, "{}", v.measured);
+        // Point order: level 0, 1, 2 x default, rlp x LAN1, WAN2.
+        let mut prs = conf_loss_results(&[0.0; 12]);
+        set(&mut prs, "LAN1/L1/default", 0.1, 30);
+        set(&mut prs, "LAN1/L2/default", 0.2, 29);
+        let v = verdict(&prs);
+        assert_eq!(v.status, Status::Pass, "{}", v.measured);
         assert!(
             v.measured
-                .contains("LAN1/L2/default: conf.loss measured in 29 of 30 runs"),
+                .contains("0.2000 < 0.5000 (LAN1/L2/default: 29 of 30 runs measured it)"),
             "{}",
             v.measured
         );
         assert!(
-            v.measured.contains("LAN1/L1/default = 0.1000 < 0.5000"),
+            v.measured.contains("LAN1/L1/default = 0.1000 < 0.5000;"),
             "{}",
             v.measured
         );
-        // Nothing measured at all (NaN mean) fails the same way.
-        let mut prs2 = prs;
-        let p = prs2
-            .iter_mut()
-            .find(|p| p.point.label.ends_with("LAN1/L2/default"))
-            .unwrap();
-        *p.summary.get_mut("conf.loss").unwrap() = msll_sim::metrics::Summary {
-            mean: f64::NAN,
-            sd: f64::NAN,
-            n: 0,
-        };
-        let results: Results = BTreeMap::from([("conf_two".to_string(), (0, prs2))]);
-        let v = &evaluate(&claims, &results)[0];
+        // Judged on those runs: a value beyond the bound fails.
+        set(&mut prs, "LAN1/L2/default", 0.7, 29);
+        assert_eq!(verdict(&prs).status, Status::Fail);
+        // Nothing measured at all (NaN mean) fails, beside a level that passes.
+        set(&mut prs, "LAN1/L2/default", f64::NAN, 0);
+        let v = verdict(&prs);
         assert_eq!(v.status, Status::Fail, "{}", v.measured);
         assert!(
-            v.measured.contains("measured in 0 of 30 runs"),
+            v.measured
+                .contains("LAN1/L2/default: conf.loss measured in 0 of 30 runs"),
             "{}",
             v.measured
         );

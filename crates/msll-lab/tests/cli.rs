@@ -443,6 +443,11 @@ fn impossible_values_are_named_not_run() {
             vec!["sim.reassembly_timeout_s = 0", "0.001..=1e6"],
         ),
         (
+            "conf-end-guard-negative",
+            format!("{GOOD}\n[sim]\nconf_end_guard_s = -1\n"),
+            vec!["sim.conf_end_guard_s = -1", "0..=1e6"],
+        ),
+        (
             "ip-service-negative",
             format!("{GOOD}\n[sim]\nip_service = {{ base_station_pps = -5.0 }}\n"),
             vec!["sim.ip_service.base_station_pps = -5", "packets/s"],
