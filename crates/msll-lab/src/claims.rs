@@ -359,15 +359,24 @@ fn validate(claims: &[Claim], catalogue: &[Scenario]) -> Result<(), String> {
 
 type Results = BTreeMap<String, (usize, Vec<PointResult>)>;
 
-/// The mean and sd of `metric` at the point `sel` selects; `None` when that point is absent or
-/// lacks some of its replications (a partial merge must not be judged on the runs it has). The
-/// sd is NaN below two measurements: one run has no spread (a `close` check cannot be judged).
-fn lookup(prs: &[PointResult], sel: &str, metric: &str) -> Option<(f64, f64)> {
+/// The point `sel` selects and its summary of `metric`, if it has all its replications.
+fn complete_point<'a>(
+    prs: &'a [PointResult],
+    sel: &str,
+    metric: &str,
+) -> Option<(&'a PointResult, &'a msll_sim::metrics::Summary)> {
     let p = prs
         .iter()
         .find(|p| selects(&p.point.label, sel))
         .filter(|p| p.missing == 0)?;
-    let s = p.summary.get(metric)?;
+    Some((p, p.summary.get(metric)?))
+}
+
+/// The mean and sd of `metric` at the point `sel` selects; `None` when that point is absent or
+/// lacks some of its replications (a partial merge must not be judged on the runs it has). The
+/// sd is NaN below two measurements: one run has no spread (a `close` check cannot be judged).
+fn lookup(prs: &[PointResult], sel: &str, metric: &str) -> Option<(f64, f64)> {
+    let (_, s) = complete_point(prs, sel, metric)?;
     (s.n > 0 && s.mean.is_finite()).then_some((s.mean, if s.n > 1 { s.sd } else { f64::NAN }))
 }
 
@@ -375,11 +384,7 @@ fn lookup(prs: &[PointResult], sel: &str, metric: &str) -> Option<(f64, f64)> {
 /// (a delay with nothing delivered is NaN in that run): `Some((measured, runs))`. `None`: every
 /// run did, or the point is absent (which `lookup` reports).
 fn partly_measured(prs: &[PointResult], sel: &str, metric: &str) -> Option<(usize, usize)> {
-    let p = prs
-        .iter()
-        .find(|p| selects(&p.point.label, sel))
-        .filter(|p| p.missing == 0)?;
-    let s = p.summary.get(metric)?;
+    let (p, s) = complete_point(prs, sel, metric)?;
     (s.n == 0 || s.n < p.runs.len()).then_some((s.n, p.runs.len().max(s.n)))
 }
 
@@ -1090,19 +1095,14 @@ flows = [1, 3]
         let mut prs = conf_loss_results(&[0.0; 12]);
         set(&mut prs, "LAN1/L1/default", 0.1, 30);
         set(&mut prs, "LAN1/L2/default", 0.2, 29);
+        let says = |v: &Verdict, text: &str| assert!(v.measured.contains(text), "{}", v.measured);
         let v = verdict(&prs);
         assert_eq!(v.status, Status::Pass, "{}", v.measured);
-        assert!(
-            v.measured
-                .contains("0.2000 < 0.5000 (LAN1/L2/default: 29 of 30 runs measured it)"),
-            "{}",
-            v.measured
+        says(
+            &v,
+            "0.2000 < 0.5000 (LAN1/L2/default: 29 of 30 runs measured it)",
         );
-        assert!(
-            v.measured.contains("LAN1/L1/default = 0.1000 < 0.5000;"),
-            "{}",
-            v.measured
-        );
+        says(&v, "LAN1/L1/default = 0.1000 < 0.5000;");
         // Judged on those runs: a value beyond the bound fails.
         set(&mut prs, "LAN1/L2/default", 0.7, 29);
         assert_eq!(verdict(&prs).status, Status::Fail);
@@ -1110,12 +1110,7 @@ flows = [1, 3]
         set(&mut prs, "LAN1/L2/default", f64::NAN, 0);
         let v = verdict(&prs);
         assert_eq!(v.status, Status::Fail, "{}", v.measured);
-        assert!(
-            v.measured
-                .contains("LAN1/L2/default: conf.loss measured in 0 of 30 runs"),
-            "{}",
-            v.measured
-        );
+        says(&v, "LAN1/L2/default: conf.loss measured in 0 of 30 runs");
     }
 
     /// `close` over single runs has no spread to compare: not judged, rather than demanding

@@ -281,20 +281,24 @@ mod tests {
         }
     }
 
-    #[test]
-    fn activity_factor_and_interval() {
-        // Cellular: 50 B at 9.6 kbit/s = 41.67 ms; activity 1/(1+1.35) = 42.55 %.
-        let stop = Instant::from_secs_f64(20_000.0);
-        let mut s = OnOffSource::new(
+    /// Cellular's source (50 B at 9.6 kbit/s, talk 1 s, silence 1.35 s) from 0 to `stop_s`.
+    fn cellular_source(stop_s: f64) -> OnOffSource {
+        OnOffSource::new(
             addr(),
             50,
             9600,
             1.0,
             1.35,
             Instant::ZERO,
-            stop,
+            Instant::from_secs_f64(stop_s),
             Streams::new(1, 0).fixed("c"),
-        );
+        )
+    }
+
+    #[test]
+    fn activity_factor_and_interval() {
+        // Cellular: 50 B at 9.6 kbit/s = 41.67 ms; activity 1/(1+1.35) = 42.55 %.
+        let mut s = cellular_source(20_000.0);
         assert_eq!(s.interval().as_nanos(), 41_666_666);
         let mut out = Vec::new();
         let mut sent_at = Vec::new();
@@ -329,16 +333,7 @@ mod tests {
     /// any seen (review, session 36).
     #[test]
     fn the_sink_refuses_what_the_source_cannot_have_sent() {
-        let mut s = OnOffSource::new(
-            addr(),
-            50,
-            9600,
-            1.0,
-            1.35,
-            Instant::ZERO,
-            Instant::from_secs_f64(100.0),
-            Streams::new(1, 0).fixed("c"),
-        );
+        let mut s = cellular_source(100.0);
         let mut out = Vec::new();
         while let Some(t) = s.poll_timeout() {
             s.handle_timeout(t, &mut out);
