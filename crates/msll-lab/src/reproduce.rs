@@ -192,9 +192,13 @@ fn quicken(p: &mut Point) {
 ///    new, not as a duplicate (session 34's review); RLP and RLP/OOS runs may change.
 /// 15: conferencing loss in runs that end without a drain (a file transfer completes, or the
 ///     cap) leaves out the last `conf_end_guard_s` (5 s) of sends (AMB-10); the UDP sink drops
-///     packets whose IPv4 header checksum fails (an XOR rebuild from an aliased block);
+///     packets whose IPv4 header checksum or instrumentation check word fails (an XOR rebuild
+///     from an aliased block);
 ///     `video.local_rtx_per_flow` counts the window's retransmissions only (session 36 review).
-pub const MODEL_REVISION: u32 = 15;
+/// 16: the UDP sink also checks a nonlinear check word of sequence number and send time: the
+///     IPv4 header checksum let most XOR rebuilds from aliased blocks through (one in the
+///     catalogue: seed 004 Fig. 5.10/5.11, PCS/WAN2 L4 XOR/Ad, replication 9).
+pub const MODEL_REVISION: u32 = 16;
 
 /// One point's fingerprint: what the cache keys a run by, and what the run gives.
 #[derive(Debug, Clone, PartialEq, Eq)]
