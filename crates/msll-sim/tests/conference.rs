@@ -376,8 +376,8 @@ fn a_run_ended_by_a_transfer_leaves_its_last_sends_out_of_the_loss() {
 fn impossible_conferencing_sources_are_refused() {
     for (size, rate, field) in [
         (70_000usize, 9_600u64, "apps[0].packet_size"),
-        (40, 400_000_000_000, "apps[0].peak_rate_bps"),
-        (40, 0, "apps[0].peak_rate_bps"),
+        (44, 400_000_000_000, "apps[0].peak_rate_bps"),
+        (44, 0, "apps[0].peak_rate_bps"),
     ] {
         let mut cfg = conf("cellular", Topology::Lan1, 0, 10.0);
         cfg.apps = vec![AppSpec::Conference {
