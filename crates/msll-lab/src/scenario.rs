@@ -749,7 +749,7 @@ impl Scenario {
             }
         }
         if let Some(g) = raw.sim.conf_end_guard_s {
-            if !(g.is_finite() && (0.0..=1e6).contains(&g)) {
+            if !msll_sim::config::CONF_END_GUARD_RANGE_S.contains(&g) {
                 return Err(err(format!(
                     "sim.conf_end_guard_s = {g}: must be 0..=1e6 seconds"
                 )));

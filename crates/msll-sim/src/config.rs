@@ -258,6 +258,10 @@ pub struct SimConfig {
 /// AMB-10's recommended guard, seconds.
 pub const CONF_END_GUARD_S: f64 = 5.0;
 
+/// The guards a configuration may set, seconds (`SimConfig::conf_end_guard_s`): the simulator
+/// and the scenario parser check against this one range.
+pub const CONF_END_GUARD_RANGE_S: std::ops::RangeInclusive<f64> = 0.0..=1e6;
+
 fn conf_end_guard_default() -> f64 {
     CONF_END_GUARD_S
 }

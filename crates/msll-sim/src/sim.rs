@@ -530,7 +530,7 @@ impl Simulation {
         }
         let two = cfg.topology.wireless_links() == 2;
         let g = cfg.conf_end_guard_s;
-        if !(g.is_finite() && (0.0..=1e6).contains(&g)) {
+        if !crate::config::CONF_END_GUARD_RANGE_S.contains(&g) {
             return Err(SpecError {
                 field: "conf_end_guard_s".into(),
                 value: show(g),
