@@ -543,7 +543,8 @@ proptest! {
         }
     }
 
-    /// Arbitrary reordering both ways (each datagram up to 4 ms late, about four datagrams) and
+    /// Arbitrary reordering both ways (each datagram up to 4 ms late: four packets of the 1 ms
+    /// offered load, up to sixteen frames of a retransmission burst) and
     /// loss: the in-sequence schemes still deliver packets at most once and in order, and lose
     /// none they accepted except by their own give-up rule, since the daemon turns a late frame
     /// of a scheme that needs link order into a loss.
@@ -563,14 +564,25 @@ proptest! {
         net.jitter = [ab, ba];
         // 700 packets: the 8-bit sequence numbers wrap twice
         net.send_from_a(0, 700, Duration::from_millis(1), 300);
-        net.run_for(Duration::from_secs(3));
-        let got = seqs(&net.got_b);
+        // Drain until every packet is accounted for. Retransmissions leave in bursts at the link
+        // rate (a 300-byte frame every 0.25 ms), so jitter of up to 4 ms turns up to ~70 % of a
+        // burst into late frames the daemon drops; status-RLP with a 63-frame window then needs
+        // ~3 s more to finish (CI, session 37: 683 of 700 after 3 s, all 700 after 3.1 s). The
+        // property is about what is delivered, not how fast: the bound only stops a livelock.
+        let (mut got, mut refused, mut given_up) = (Vec::new(), 0, 0);
+        for _ in 0..30 {
+            net.run_for(Duration::from_secs(1));
+            got = seqs(&net.got_b);
+            let (sa, sb) = (net.a.snapshot(), net.b.snapshot());
+            refused = sa.services[0].counters.packets_dropped + sa.counters.ingress_dropped;
+            given_up = sb.services[0].counters.give_ups;
+            if got.len() as u64 + refused + given_up >= 700 {
+                break;
+            }
+        }
         // In order and at most once; and every packet not delivered is one the sender's full
         // window refused (seed 004 L1004), or one RLP gave up after its NAKs (L753).
         prop_assert!(got.windows(2).all(|w| w[0] < w[1]), "{}: {:?}", scheme, got);
-        let (sa, sb) = (net.a.snapshot(), net.b.snapshot());
-        let refused = sa.services[0].counters.packets_dropped + sa.counters.ingress_dropped;
-        let given_up = sb.services[0].counters.give_ups;
         prop_assert_eq!(got.len() as u64 + refused + given_up, 700, "{}", scheme);
         if !scheme.contains("\"rlp\"") {
             prop_assert_eq!(given_up, 0);
