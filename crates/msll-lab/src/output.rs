@@ -148,6 +148,16 @@ impl Interval {
     }
 }
 
+/// Replications per point, as a caption states them: "30", or "5-10" when the points differ
+/// (a partial merge of shards, a cache topped up with more replications for some points).
+pub fn replications_label(results: &[PointResult]) -> String {
+    let n = results.iter().map(|r| r.runs.len());
+    match (n.clone().min(), n.max()) {
+        (Some(lo), Some(hi)) if lo != hi => format!("{lo}-{hi}"),
+        (_, hi) => hi.unwrap_or(0).to_string(),
+    }
+}
+
 /// `seed`: the master seed the runs used (`--seed` or the scenario's).
 pub fn table(sc: &Scenario, results: &[PointResult], seed: u64, interval: Interval) -> String {
     let metrics = primary_metrics(sc, results);
@@ -157,7 +167,7 @@ pub fn table(sc: &Scenario, results: &[PointResult], seed: u64, interval: Interv
     } else {
         &sc.raw.scenario.title
     };
-    let reps = results.first().map_or(0, |r| r.runs.len());
+    let reps = replications_label(results);
     let _ = writeln!(
         s,
         "{title}  ({reps} replications, seed {seed}; {})",
@@ -179,10 +189,19 @@ pub fn table(sc: &Scenario, results: &[PointResult], seed: u64, interval: Interv
                     // Replications that did not measure the metric (NaN: a delay with nothing
                     // received, a page time with no page) are out of the summary; say so.
                     Some(x) if x.n == 0 => "not measured".to_string(),
-                    Some(x) if x.n < r.runs.len() => {
-                        format!("{:.6} ± {:.6} (n={})", x.mean, interval.of(x), x.n)
+                    Some(x) => {
+                        // One measuring replication has no spread to print (NaN): the mean alone.
+                        let bar = interval.of(x);
+                        let mut c = if bar.is_finite() {
+                            format!("{:.6} ± {:.6}", x.mean, bar)
+                        } else {
+                            format!("{:.6}", x.mean)
+                        };
+                        if x.n < r.runs.len() {
+                            let _ = write!(c, " (n={})", x.n);
+                        }
+                        c
                     }
-                    Some(x) => format!("{:.6} ± {:.6}", x.mean, interval.of(x)),
                     None => "-".to_string(),
                 })
                 .collect()
@@ -223,7 +242,8 @@ pub fn json(sc: &Scenario, results: &[PointResult], seed: u64) -> serde_json::Va
         "source": sc.raw.scenario.source,
         "file": sc.file,
         "seed": seed,
-        "replications": results.first().map_or(0, |r| r.runs.len()),
+        // The most any point has; each point states its own (they differ after a partial merge).
+        "replications": results.iter().map(|r| r.runs.len()).max().unwrap_or(0),
         "points": results.iter().map(|r| json!({
             "label": r.point.label,
             "link": r.point.link,
@@ -231,14 +251,27 @@ pub fn json(sc: &Scenario, results: &[PointResult], seed: u64) -> serde_json::Va
             "level": r.point.level,
             "scheme": r.point.scheme,
             "config": r.point.config,
+            "replications": r.runs.len(),
             "metrics": r.summary.iter().map(|(k, v)| (k.clone(), json!({
-                "mean": v.mean,
-                "sd": v.sd,
+                "mean": json_num(v.mean),
+                "sd": json_num(v.sd),
                 "n": v.n,
-                "ci95": crate::stats::ci95(v),
+                "ci95": json_num(crate::stats::ci95(v)),
             }))).collect::<serde_json::Map<_, _>>(),
         })).collect::<Vec<_>>(),
     })
+}
+
+/// A number as JSON can hold it, the run cache's convention (`msll_sim::RunResult`): NaN (not
+/// measured) is `null`, an infinity is `"inf"` or `"-inf"` (serde_json alone makes it `null` too).
+fn json_num(x: f64) -> serde_json::Value {
+    if x.is_finite() {
+        json!(x)
+    } else if x.is_nan() {
+        serde_json::Value::Null
+    } else {
+        json!(if x > 0.0 { "inf" } else { "-inf" })
+    }
 }
 
 fn csv_field(s: &str) -> String {

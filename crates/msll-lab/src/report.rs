@@ -127,17 +127,9 @@ fn build_figure(sc: &Scenario, prs: &[PointResult], f: &FigureSpec) -> Fig {
                 level_label(p)
             }
         });
-        let (m, sd) = p.summary.get(&f.metric).map_or((f64::NAN, 0.0), |s| {
-            // A NaN half-width (one replication) draws no bar.
-            let bar = f.error_bars.of(s);
-            (
-                s.mean * f.scale,
-                if bar.is_finite() {
-                    bar * f.scale.abs()
-                } else {
-                    0.0
-                },
-            )
+        // A NaN half-width (one replication) draws no bar and prints no "±".
+        let (m, sd) = p.summary.get(&f.metric).map_or((f64::NAN, f64::NAN), |s| {
+            (s.mean * f.scale, f.error_bars.of(s) * f.scale.abs())
         });
         by.entry(name).or_default().push((x as f64, m, sd));
     }
@@ -162,15 +154,18 @@ fn build_figure(sc: &Scenario, prs: &[PointResult], f: &FigureSpec) -> Fig {
         let _ = write!(table, "| {} |", s.name);
         for lv in ticks.keys() {
             match s.points.iter().find(|q| q.0 == *lv as f64) {
-                Some(&(_, m, sd)) if m.is_finite() => {
+                Some(&(_, m, sd)) if m.is_finite() && sd.is_finite() => {
                     let _ = write!(table, " {} ± {} |", sig(m), sig(sd));
+                }
+                Some(&(_, m, _)) if m.is_finite() => {
+                    let _ = write!(table, " {} |", sig(m));
                 }
                 _ => table.push_str(" - |"),
             }
         }
         table.push('\n');
     }
-    let reps = prs.first().map_or(0, |p| p.runs.len());
+    let reps = crate::output::replications_label(prs);
     Fig {
         spec: f.clone(),
         source: format!(

@@ -624,4 +624,28 @@ mod tests {
         assert!(back.get("conf.delay_mean_ms").unwrap().is_nan());
         assert_eq!(back.get("conf.sent"), Some(12.0));
     }
+
+    /// NaN and both infinities survive JSON (the `reproduce` cache) as themselves; serde_json
+    /// alone writes an infinity as `null`, which read back as NaN ("not measured").
+    #[test]
+    fn non_finite_metrics_round_trip_through_json() {
+        let mut r = RunResult::default();
+        for (k, v) in [
+            ("a", f64::INFINITY),
+            ("b", f64::NEG_INFINITY),
+            ("c", f64::NAN),
+            ("d", -0.5),
+        ] {
+            r.set(k, v);
+        }
+        let text = serde_json::to_string(&r).unwrap();
+        assert_eq!(
+            text,
+            r#"{"metrics":{"a":"inf","b":"-inf","c":null,"d":-0.5}}"#
+        );
+        let back: RunResult = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, r);
+        let err = serde_json::from_str::<RunResult>(r#"{"metrics":{"x":"many"}}"#).unwrap_err();
+        assert!(err.to_string().contains("metric x"), "{err}");
+    }
 }

@@ -1763,3 +1763,30 @@ fn run_out_keeps_dotted_names_and_nothing_sent_is_not_measured() {
     let loss = row("conf.loss");
     assert!(loss.contains(",conf.loss,NaN,"), "{loss}");
 }
+
+/// One replication has no spread: the table prints each mean without a "±" (it printed
+/// "± 0.000000", a confident-looking zero), and the CSV's sd and ci95 are NaN, not 0.
+#[test]
+fn one_replication_prints_no_spread() {
+    let d = tmpdir("one-rep");
+    let f = d.join("one.toml");
+    std::fs::write(&f, GOOD).unwrap();
+    let out = run_ok(msll().args(["run", "--reps", "1"]).arg(&f));
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(table.contains("(1 replications"), "{table}");
+    let row = table.lines().find(|l| l.starts_with("cellular/")).unwrap();
+    assert!(!row.contains('±') && !row.contains("NaN"), "{table}");
+    let out = run_ok(
+        msll()
+            .args(["run", "--reps", "1", "--format", "csv"])
+            .arg(&f),
+    );
+    let csv = String::from_utf8(out.stdout).unwrap();
+    let row = csv
+        .lines()
+        .find(|l| l.contains(",conf.sent,"))
+        .unwrap_or_else(|| panic!("{csv}"));
+    let cols: Vec<&str> = row.split(',').collect();
+    // scenario,point,link,topology,level,scheme,metric,mean,sd,n,ci95,...
+    assert_eq!((cols[8], cols[9], cols[10]), ("NaN", "1", "NaN"), "{row}");
+}

@@ -7,17 +7,65 @@ use serde::{Deserialize, Serialize};
 /// Named metrics of one run (a `BTreeMap`: deterministic order in every output).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct RunResult {
-    /// A metric the run did not measure is NaN (see `summarize`). JSON has no NaN:
-    /// `serde_json` writes it as `null`, which reads back as NaN (the `reproduce` cache).
-    #[serde(deserialize_with = "null_is_nan")]
+    /// A metric the run did not measure is NaN (see `summarize`). JSON has no NaN or infinity:
+    /// NaN is written as `null` and an infinity as the string `"inf"` or `"-inf"`, and both read
+    /// back as they were (the `reproduce` cache; serde_json alone writes an infinity as `null`,
+    /// which turned a measured infinity into "not measured" on the cache's second reading).
+    #[serde(
+        serialize_with = "non_finite_as_null_or_text",
+        deserialize_with = "null_is_nan"
+    )]
     pub metrics: BTreeMap<String, f64>,
 }
 
+/// One metric value as JSON can hold it (see `RunResult::metrics`).
+#[derive(Serialize, Deserialize)]
+#[serde(untagged)]
+enum JsonNum {
+    Num(f64),
+    Text(String),
+    Null,
+}
+
+impl JsonNum {
+    fn of(v: f64) -> JsonNum {
+        if v.is_finite() {
+            JsonNum::Num(v)
+        } else if v.is_nan() {
+            JsonNum::Null
+        } else if v > 0.0 {
+            JsonNum::Text("inf".into())
+        } else {
+            JsonNum::Text("-inf".into())
+        }
+    }
+}
+
+fn non_finite_as_null_or_text<S: serde::Serializer>(
+    m: &BTreeMap<String, f64>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    s.collect_map(m.iter().map(|(k, v)| (k, JsonNum::of(*v))))
+}
+
 fn null_is_nan<'de, D: serde::Deserializer<'de>>(d: D) -> Result<BTreeMap<String, f64>, D::Error> {
-    let m = BTreeMap::<String, Option<f64>>::deserialize(d)?;
-    Ok(m.into_iter()
-        .map(|(k, v)| (k, v.unwrap_or(f64::NAN)))
-        .collect())
+    let m = BTreeMap::<String, JsonNum>::deserialize(d)?;
+    m.into_iter()
+        .map(|(k, v)| {
+            let x = match v {
+                JsonNum::Num(x) => x,
+                JsonNum::Null => f64::NAN,
+                JsonNum::Text(t) if t == "inf" => f64::INFINITY,
+                JsonNum::Text(t) if t == "-inf" => f64::NEG_INFINITY,
+                JsonNum::Text(t) => {
+                    return Err(serde::de::Error::custom(format!(
+                        "metric {k}: {t:?} is not a number (expected a number, null, \"inf\" or \"-inf\")"
+                    )))
+                }
+            };
+            Ok((k, x))
+        })
+        .collect()
 }
 
 /// Bit for bit, as the determinism checks mean it: equal names and equal values, with a NaN
@@ -61,10 +109,12 @@ impl Summary {
             };
         }
         let mean = xs.iter().sum::<f64>() / n as f64;
+        // One value says nothing about the spread: NaN, not 0 (a report would print "± 0" and
+        // draw a confident point; `summarize`'s callers print no interval for a NaN).
         let sd = if n > 1 {
             (xs.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1) as f64).sqrt()
         } else {
-            0.0
+            f64::NAN
         };
         Summary { mean, sd, n }
     }
@@ -112,5 +162,8 @@ mod tests {
         let none = summarize(&runs[1..2])["m"];
         assert_eq!(none.n, 0);
         assert!(none.mean.is_nan());
+        let one = summarize(&runs[..2])["m"];
+        assert_eq!((one.mean, one.n), (1.0, 1));
+        assert!(one.sd.is_nan(), "one value has no spread: {}", one.sd);
     }
 }
