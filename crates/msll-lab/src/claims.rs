@@ -970,9 +970,10 @@ flows = [1, 3]
                 replications: Vec::new(),
                 summary: BTreeMap::from([(
                     "conf.loss".to_string(),
+                    // One replication: no spread (`Summary::of`).
                     msll_sim::metrics::Summary {
                         mean: v,
-                        sd: 0.0,
+                        sd: f64::NAN,
                         n: 1,
                     },
                 )]),
@@ -1084,8 +1085,11 @@ flows = [1, 3]
                 .unwrap();
             p.runs = vec![msll_sim::metrics::RunResult::default(); 30];
             p.replications = (0..30).collect();
-            *p.summary.get_mut("conf.loss").unwrap() =
-                msll_sim::metrics::Summary { mean, sd: 0.0, n };
+            *p.summary.get_mut("conf.loss").unwrap() = msll_sim::metrics::Summary {
+                mean,
+                sd: if n > 1 { 0.0 } else { f64::NAN },
+                n,
+            };
         }
         let verdict = |prs: &[PointResult]| {
             let results: Results = BTreeMap::from([("conf_two".to_string(), (0, prs.to_vec()))]);

@@ -150,8 +150,10 @@ impl Interval {
 
 /// Replications per point, as a caption states them: "30", or "5-10" when the points differ
 /// (a partial merge of shards, a cache topped up with more replications for some points).
+/// Points without any result (a partial merge that lacks all of them) do not count: their
+/// cells say "not measured" or "-".
 pub fn replications_label(results: &[PointResult]) -> String {
-    let n = results.iter().map(|r| r.runs.len());
+    let n = results.iter().map(|r| r.runs.len()).filter(|&n| n > 0);
     match (n.clone().min(), n.max()) {
         (Some(lo), Some(hi)) if lo != hi => format!("{lo}-{hi}"),
         (_, hi) => hi.unwrap_or(0).to_string(),
@@ -262,15 +264,12 @@ pub fn json(sc: &Scenario, results: &[PointResult], seed: u64) -> serde_json::Va
     })
 }
 
-/// A number as JSON can hold it, the run cache's convention (`msll_sim::RunResult`): NaN (not
-/// measured) is `null`, an infinity is `"inf"` or `"-inf"` (serde_json alone makes it `null` too).
+/// A number as JSON can hold it, the run cache's convention (`msll_sim::metrics::infinity_text`):
+/// NaN (not measured) is `null`, an infinity `"inf"` or `"-inf"` (serde_json alone makes it `null`).
 fn json_num(x: f64) -> serde_json::Value {
-    if x.is_finite() {
-        json!(x)
-    } else if x.is_nan() {
-        serde_json::Value::Null
-    } else {
-        json!(if x > 0.0 { "inf" } else { "-inf" })
+    match msll_sim::metrics::infinity_text(x) {
+        Some(t) => json!(t),
+        None => json!(x),
     }
 }
 

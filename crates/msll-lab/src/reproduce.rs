@@ -200,6 +200,11 @@ fn quicken(p: &mut Point) {
 ///     catalogue: seed 004 Fig. 5.10/5.11, PCS/WAN2 L4 XOR/Ad, replication 9).
 pub const MODEL_REVISION: u32 = 16;
 
+/// How a cached run is written, part of its key like `MODEL_REVISION`: 2 since session 37, when
+/// infinities became `"inf"` / `"-inf"` (format 1 wrote them as `null`, which reads back as an
+/// unmeasured NaN; such an entry is not reused).
+pub const CACHE_FORMAT: u8 = 2;
+
 /// One point's fingerprint: what the cache keys a run by, and what the run gives.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Fingerprint {
@@ -329,7 +334,11 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<()> {
     };
     let mut jobs = Vec::new();
     let mut input_cache = BTreeMap::new();
-    let (q, rev) = ([opts.quick as u8], MODEL_REVISION.to_le_bytes());
+    let (q, rev, fmt) = (
+        [opts.quick as u8],
+        MODEL_REVISION.to_le_bytes(),
+        [CACHE_FORMAT],
+    );
     for (si, sc) in all.iter().enumerate() {
         let seed = sc.raw.scenario.seed.to_le_bytes();
         for (pi, p) in sc.points.iter().enumerate() {
@@ -352,6 +361,7 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<()> {
                     VERSION.as_bytes(),
                     &q,
                     &rev,
+                    &fmt,
                 ]);
                 jobs.push(Job {
                     sc: si,
@@ -645,7 +655,18 @@ mod tests {
         );
         let back: RunResult = serde_json::from_str(&text).unwrap();
         assert_eq!(back, r);
-        let err = serde_json::from_str::<RunResult>(r#"{"metrics":{"x":"many"}}"#).unwrap_err();
-        assert!(err.to_string().contains("metric x"), "{err}");
+        // Anything else is an error that names the metric.
+        for bad in [r#""many""#, "true", "[]", "{}", r#""""#] {
+            let text = format!(r#"{{"metrics":{{"a":1,"x":{bad}}}}}"#);
+            let err = serde_json::from_str::<RunResult>(&text).unwrap_err();
+            assert!(err.to_string().contains("metric x"), "{bad}: {err}");
+        }
+        // Integers, exponents and negative zero read back as written.
+        let back: RunResult =
+            serde_json::from_str(r#"{"metrics":{"i":12,"n":-3,"e":1.5e-7,"z":-0.0}}"#).unwrap();
+        assert_eq!(back.get("i"), Some(12.0));
+        assert_eq!(back.get("n"), Some(-3.0));
+        assert_eq!(back.get("e"), Some(1.5e-7));
+        assert_eq!(back.get("z").map(f64::to_bits), Some((-0.0f64).to_bits()));
     }
 }

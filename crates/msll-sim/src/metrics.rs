@@ -18,26 +18,13 @@ pub struct RunResult {
     pub metrics: BTreeMap<String, f64>,
 }
 
-/// One metric value as JSON can hold it (see `RunResult::metrics`).
-#[derive(Serialize, Deserialize)]
-#[serde(untagged)]
-enum JsonNum {
-    Num(f64),
-    Text(String),
-    Null,
-}
-
-impl JsonNum {
-    fn of(v: f64) -> JsonNum {
-        if v.is_finite() {
-            JsonNum::Num(v)
-        } else if v.is_nan() {
-            JsonNum::Null
-        } else if v > 0.0 {
-            JsonNum::Text("inf".into())
-        } else {
-            JsonNum::Text("-inf".into())
-        }
+/// The text JSON gives a non-finite number that was measured: `"inf"` or `"-inf"` (`None` for a
+/// finite number or NaN, which is `null`). The one rule for the run cache and the output JSON.
+pub fn infinity_text(x: f64) -> Option<&'static str> {
+    match x {
+        f64::INFINITY => Some("inf"),
+        f64::NEG_INFINITY => Some("-inf"),
+        _ => None,
     }
 }
 
@@ -45,27 +32,78 @@ fn non_finite_as_null_or_text<S: serde::Serializer>(
     m: &BTreeMap<String, f64>,
     s: S,
 ) -> Result<S::Ok, S::Error> {
-    s.collect_map(m.iter().map(|(k, v)| (k, JsonNum::of(*v))))
+    struct Value(f64);
+    impl Serialize for Value {
+        fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            match infinity_text(self.0) {
+                Some(t) => s.serialize_str(t),
+                None if self.0.is_nan() => s.serialize_none(),
+                None => s.serialize_f64(self.0),
+            }
+        }
+    }
+    s.collect_map(m.iter().map(|(k, v)| (k, Value(*v))))
 }
 
+/// Reads what `non_finite_as_null_or_text` writes; any other value is an error that names the
+/// metric (a corrupt cache file is reported, not read as "not measured").
 fn null_is_nan<'de, D: serde::Deserializer<'de>>(d: D) -> Result<BTreeMap<String, f64>, D::Error> {
-    let m = BTreeMap::<String, JsonNum>::deserialize(d)?;
-    m.into_iter()
-        .map(|(k, v)| {
-            let x = match v {
-                JsonNum::Num(x) => x,
-                JsonNum::Null => f64::NAN,
-                JsonNum::Text(t) if t == "inf" => f64::INFINITY,
-                JsonNum::Text(t) if t == "-inf" => f64::NEG_INFINITY,
-                JsonNum::Text(t) => {
-                    return Err(serde::de::Error::custom(format!(
-                        "metric {k}: {t:?} is not a number (expected a number, null, \"inf\" or \"-inf\")"
-                    )))
-                }
-            };
-            Ok((k, x))
-        })
-        .collect()
+    use serde::de::{DeserializeSeed, Error, MapAccess, Visitor};
+    use std::fmt;
+
+    struct ValueVisitor;
+    impl<'de> Visitor<'de> for ValueVisitor {
+        type Value = f64;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a number, null, \"inf\" or \"-inf\"")
+        }
+        fn visit_f64<E: Error>(self, x: f64) -> Result<f64, E> {
+            Ok(x)
+        }
+        fn visit_u64<E: Error>(self, x: u64) -> Result<f64, E> {
+            Ok(x as f64)
+        }
+        fn visit_i64<E: Error>(self, x: i64) -> Result<f64, E> {
+            Ok(x as f64)
+        }
+        fn visit_unit<E: Error>(self) -> Result<f64, E> {
+            Ok(f64::NAN)
+        }
+        fn visit_none<E: Error>(self) -> Result<f64, E> {
+            Ok(f64::NAN)
+        }
+        fn visit_str<E: Error>(self, t: &str) -> Result<f64, E> {
+            match t {
+                "inf" => Ok(f64::INFINITY),
+                "-inf" => Ok(f64::NEG_INFINITY),
+                _ => Err(E::invalid_value(serde::de::Unexpected::Str(t), &self)),
+            }
+        }
+    }
+    struct Metric<'a>(&'a str);
+    impl<'de> DeserializeSeed<'de> for Metric<'_> {
+        type Value = f64;
+        fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<f64, D::Error> {
+            d.deserialize_any(ValueVisitor)
+                .map_err(|e| D::Error::custom(format!("metric {}: {e}", self.0)))
+        }
+    }
+    struct MapVisitor;
+    impl<'de> Visitor<'de> for MapVisitor {
+        type Value = BTreeMap<String, f64>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a map of metric names to values")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
+            let mut m = BTreeMap::new();
+            while let Some(k) = a.next_key::<String>()? {
+                let v = a.next_value_seed(Metric(&k))?;
+                m.insert(k, v);
+            }
+            Ok(m)
+        }
+    }
+    d.deserialize_map(MapVisitor)
 }
 
 /// Bit for bit, as the determinism checks mean it: equal names and equal values, with a NaN
@@ -90,8 +128,9 @@ impl RunResult {
     }
 }
 
-/// Mean, sample standard deviation and count of one metric over replications.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+/// Mean, sample standard deviation and count of one metric over replications. Not serde: its NaN
+/// fields would not read back from JSON; outputs write them through `output::json_num`.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Summary {
     pub mean: f64,
     pub sd: f64,
