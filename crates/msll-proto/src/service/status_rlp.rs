@@ -424,7 +424,11 @@ impl StatusRlp {
 impl Service for StatusRlp {
     fn handle_packet(&mut self, now: Instant, packet: Packet, out: &mut Outbox) {
         self.stats.packets_in += 1;
-        if self.backlog.len() >= self.cfg.backlog as usize {
+        // The cap counts packets the window has no room for: those that wait only for the
+        // frame already handed to the scheduler (one at a time) do not count (review, session
+        // 37: a backlog of 1 dropped the third of three packets with the window nearly empty).
+        let room = (self.cfg.window as usize).saturating_sub(self.tx.len());
+        if self.backlog.len() >= self.cfg.backlog as usize + room {
             self.stats.packets_dropped += 1;
             return;
         }
@@ -453,9 +457,12 @@ impl Service for StatusRlp {
             }
         }
         if self.next_status <= now {
-            while self.next_status <= now {
-                self.next_status += period;
-            }
+            // The first period boundary after `now`, in one step: an endpoint rebuilt by the
+            // tunnel starts this clock at zero while the daemon's reads its uptime, and a loop of
+            // one period per step ran uptime / P times (review, session 37).
+            let p = period.as_nanos().max(1);
+            let behind = now.saturating_since(self.next_status).as_nanos();
+            self.next_status += Duration::from_nanos((behind / p + 1) * p);
             self.abandon_old_holes(now, out);
             // One status per period: while the last one still waits in the scheduler (its
             // content fixed when it was built), this period's is skipped.

@@ -328,3 +328,55 @@ fn bad_frames_are_counted() {
         "acknowledges frames never sent"
     );
 }
+
+/// The status clock catches up in one step: a tunnel rebuilds its endpoint after the daemon has
+/// run for days, and the scheme's clock starts at zero (review, session 37: one loop step per
+/// period, 2.6e12 steps here). The next deadline is the first period boundary after `now`.
+#[test]
+fn status_clock_catches_up_at_once() {
+    let mut s = StatusRlp::new(StatusRlpConfig {
+        status_period: Duration::from_micros(1),
+        ..StatusRlpConfig::default()
+    });
+    let mut out = Outbox::default();
+    let now = Instant::ZERO + Duration::from_secs(30 * 86_400) + Duration::from_nanos(1_500);
+    s.handle_timeout(now, &mut out);
+    assert_eq!(out.frames.len(), 1, "one status");
+    let next = Instant::ZERO + Duration::from_secs(30 * 86_400) + Duration::from_nanos(2_000);
+    assert_eq!(s.poll_timeout(), Some(next));
+    // Exactly on a boundary: the next one is a full period later, as the loop gave.
+    let mut s = direct(15);
+    s.handle_timeout(Instant::ZERO + Duration::from_millis(400), &mut out);
+    assert_eq!(
+        s.poll_timeout(),
+        Some(Instant::ZERO + Duration::from_millis(600))
+    );
+}
+
+/// The backlog cap counts packets beyond the window's room only: with a cap of 1, packets that
+/// wait for the frame ahead of them in the scheduler are held, and only those the full window
+/// cannot number are dropped.
+#[test]
+fn backlog_cap_counts_packets_beyond_the_window() {
+    let mut s = StatusRlp::new(StatusRlpConfig {
+        window: 3,
+        backlog: 1,
+        ..StatusRlpConfig::default()
+    });
+    let mut out = Outbox::default();
+    let t = Instant::ZERO + Duration::from_millis(1);
+    for i in 0..4 {
+        s.handle_packet(t, numbered(i, 100), &mut out);
+    }
+    assert_eq!(
+        s.stats().packets_dropped,
+        0,
+        "3 fit the window, 1 the backlog"
+    );
+    s.handle_packet(t, numbered(4, 100), &mut out);
+    assert_eq!(s.stats().packets_dropped, 1);
+    // The window's three frames go out; the fourth packet still waits, the fifth was dropped.
+    assert_eq!(flush(&mut s, t, &mut out), vec![0, 1, 2]);
+    s.handle_packet(t, numbered(5, 100), &mut out);
+    assert_eq!(s.stats().packets_dropped, 2, "window full, backlog full");
+}
