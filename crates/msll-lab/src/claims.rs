@@ -374,10 +374,11 @@ fn complete_point<'a>(
 
 /// The mean and sd of `metric` at the point `sel` selects; `None` when that point is absent or
 /// lacks some of its replications (a partial merge must not be judged on the runs it has). The
-/// sd is NaN below two measurements: one run has no spread (a `close` check cannot be judged).
+/// sd is NaN below two measurements (`Summary::of`): one run has no spread (a `close` check
+/// cannot be judged).
 fn lookup(prs: &[PointResult], sel: &str, metric: &str) -> Option<(f64, f64)> {
     let (_, s) = complete_point(prs, sel, metric)?;
-    (s.n > 0 && s.mean.is_finite()).then_some((s.mean, if s.n > 1 { s.sd } else { f64::NAN }))
+    (s.n > 0 && s.mean.is_finite()).then_some((s.mean, s.sd))
 }
 
 /// How many of the runs of the point `sel` selects measured `metric`, when not all of them did
