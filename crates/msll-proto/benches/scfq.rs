@@ -24,15 +24,15 @@ fn main() {
         let body = Buf::from(vec![0u8; 99]);
         let f = |i: usize| Frame::new(&[0], body.slice(..50 + i % 40));
         for i in 0..n {
-            s.enqueue(Instant::ZERO, i, f(i));
-            s.enqueue(Instant::ZERO, i, f(i));
+            let _ = s.enqueue(Instant::ZERO, i, f(i));
+            let _ = s.enqueue(Instant::ZERO, i, f(i));
         }
         let c0 = s.comparisons();
         let t = Wall::now();
         for _ in 0..frames {
             let (i, fr) = s.dequeue(Instant::ZERO).expect("backlogged");
             black_box(&fr);
-            s.enqueue(Instant::ZERO, i, f(i));
+            let _ = s.enqueue(Instant::ZERO, i, f(i));
         }
         let ns = t.elapsed().as_nanos() as f64 / frames as f64;
         let cmp = (s.comparisons() - c0) as f64 / frames as f64;

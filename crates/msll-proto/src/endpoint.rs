@@ -162,7 +162,8 @@ fn local_metrics(
     ServiceMetrics::assemble(g, l, c, st, link, share)
 }
 
-/// A service's frame to the scheduler, stamped with its service number (the multiplexer).
+/// A service's frame to the scheduler, stamped with its service number (the multiplexer). A frame
+/// that a bounded queue refuses is counted and given back, for `Service::handle_dropped`.
 #[inline]
 fn schedule(
     scheduler: &mut Scheduler,
@@ -170,11 +171,13 @@ fn schedule(
     now: Instant,
     service: u8,
     mut f: Frame,
-) {
+) -> Result<(), Frame> {
     f.set_service(service);
-    if !scheduler.enqueue(now, service as usize, f) {
+    let r = scheduler.enqueue(now, service as usize, f);
+    if r.is_err() {
         stats.queue_drops += 1;
     }
+    r
 }
 
 /// A service's packet towards IP, counted for its service.
@@ -315,8 +318,13 @@ impl Endpoint {
         // Runs once per packet and frame, usually with one frame or one packet: `take_each` skips
         // the `Drain` machinery (a `VecDeque::extend` from an empty drain cost ~180 instructions).
         let (scheduler, stats) = (&mut self.scheduler, &mut self.stats);
+        let slot = &mut self.services[service as usize];
         crate::take_each(&mut self.scratch.frames, |f| {
-            schedule(scheduler, stats, now, service, f)
+            if let Err(f) = schedule(scheduler, stats, now, service, f) {
+                // Lost on the air for the service: its timers start now (the frame is the
+                // newest of its queue; `Service::handle_dropped`).
+                slot.svc().handle_dropped(now, &f);
+            }
         });
         let (c, delivered) = (
             &mut self.services[service as usize].counters,
@@ -345,7 +353,8 @@ impl Endpoint {
             SlotService::Raw(r) => {
                 debug_assert!(r.poll_timeout().is_none());
                 let f = r.encapsulate(packet);
-                schedule(&mut self.scheduler, &mut self.stats, now, sid, f);
+                // A dropped frame needs no report: Default keeps no timers.
+                let _ = schedule(&mut self.scheduler, &mut self.stats, now, sid, f);
             }
             SlotService::Dyn(_) => {
                 slot.svc().handle_packet(now, packet, &mut self.scratch);
@@ -718,6 +727,15 @@ impl Endpoint {
             .collect()
     }
 
+    /// Packets the services hold and have not handed to the scheduler yet
+    /// (`Service::held_packets`): with `scheduler().len()`, what waits for the link.
+    pub fn held_packets(&self) -> usize {
+        self.services
+            .iter()
+            .map(|s| s.service.get().held_packets())
+            .sum()
+    }
+
     /// Have every service keep its [`crate::service::FrameLog`] (those that keep one).
     pub fn enable_frame_logs(&mut self) {
         for s in &mut self.services {
@@ -928,6 +946,41 @@ mod tests {
             proptest::prop_assert_eq!(a.service_counters(), b.service_counters());
             proptest::prop_assert_eq!(a.service_stats(), b.service_stats());
         }
+    }
+
+    #[test]
+    fn a_frame_dropped_by_a_bounded_queue_is_reported_to_its_service() {
+        // `Service::handle_dropped`: with a bound of one frame, of three packets handed at once
+        // frames 1 and 2 are dropped. Reported at the drop, their timers run from then (400 ms);
+        // inferred (`HandOffLog`), they would start only one RTO after the last report, here
+        // frame 0's transmission at 100 ms, and be resent at 900 ms.
+        use crate::service::sr::{NakPolicy, RetransmitTimer, Sr, SrConfig};
+        use crate::wire::ArqFrame;
+        let sr = Sr::new(SrConfig {
+            nak_policy: NakPolicy::PerFrame,
+            window: 8,
+            rto: Duration::from_millis(400),
+            ack_delay: Duration::from_millis(30),
+            timer: RetransmitTimer::PerFrame,
+        });
+        let mut ep = test_endpoint(vec![Box::new(sr)], Some(1), None);
+        for i in 0..3u8 {
+            ep.handle_classified(Instant::ZERO, 0, Packet::new(Buf::from(vec![i; 20])));
+        }
+        assert_eq!(ep.stats().queue_drops, 2);
+        let ms = |v| Instant::ZERO + Duration::from_millis(v);
+        let f = ep.poll_transmit(ms(100)).unwrap();
+        assert_eq!(ArqFrame::data_seq(&f), Some(0));
+        assert!(ep.poll_transmit(ms(100)).is_none());
+        assert_eq!(ep.poll_timeout(), Some(ms(400)));
+        ep.handle_timeout(ms(400));
+        let resent: Vec<Option<u8>> = std::iter::from_fn(|| ep.poll_transmit(ms(400)))
+            .map(|f| ArqFrame::data_seq(&f))
+            .collect();
+        // the bound holds one: frame 2's copy is dropped again (and reported again)
+        assert_eq!(resent, vec![Some(1)]);
+        assert_eq!(ep.stats().queue_drops, 3);
+        assert_eq!(ep.poll_timeout(), Some(ms(500)), "frame 0's timer");
     }
 
     #[test]

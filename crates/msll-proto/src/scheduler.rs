@@ -289,10 +289,10 @@ impl Scheduler {
         self.comparisons
     }
 
-    /// Queue a frame of `service`. Returns false if it was dropped (queue full or no such
-    /// service).
+    /// Queue a frame of `service`. Gives the frame back if it was dropped (queue full or no such
+    /// service), so that its sender can be told (`Service::handle_dropped`).
     #[inline]
-    pub fn enqueue(&mut self, now: Instant, service: usize, frame: Frame) -> bool {
+    pub fn enqueue(&mut self, now: Instant, service: usize, frame: Frame) -> Result<(), Frame> {
         // The usual case, inline: an idle scheduler (never full: bounds are >= 1), whose frame
         // waits in the express slot. `enqueue_any` does the same for it.
         if self.backlog == 0 && service < self.queues.len() {
@@ -305,16 +305,16 @@ impl Scheduler {
                 at: now,
             };
             self.express = Some((service, entry));
-            return true;
+            return Ok(());
         }
         self.enqueue_any(now, service, frame)
     }
 
     /// `enqueue` when frames are already waiting (or for no such service).
     #[inline(never)]
-    fn enqueue_any(&mut self, now: Instant, service: usize, frame: Frame) -> bool {
+    fn enqueue_any(&mut self, now: Instant, service: usize, frame: Frame) -> Result<(), Frame> {
         if service >= self.queues.len() {
-            return false;
+            return Err(frame);
         }
         debug_assert!(
             self.backlog > 0,
@@ -332,7 +332,7 @@ impl Scheduler {
         };
         if full {
             q.stats.dropped += 1;
-            return false;
+            return Err(frame);
         }
         let stamp = q.stamp(frame.len(), fifo, vtime, epoch);
         q.last = stamp;
@@ -361,7 +361,7 @@ impl Scheduler {
                 self.sift_up(at);
             }
         }
-        true
+        Ok(())
     }
 
     /// The next frame for the link, with its service number; call only when the link is free

@@ -1371,7 +1371,9 @@ impl Simulation {
             // Per-service IP queues: the classifier's own mapping picks the queue.
             let sid = ep.classifier().classify(&pkt) as usize;
             let (len, id) = (pkt.len(), self.trace.is_some().then(|| ident(&pkt)));
-            if !s.enqueue(self.now, sid, Frame::new(&[0], pkt.into_bytes())) {
+            if s.enqueue(self.now, sid, Frame::new(&[0], pkt.into_bytes()))
+                .is_err()
+            {
                 f.counters.queue_drops += 1;
                 self.trace('d', iface, "ip", len, || id.unwrap_or(0));
                 return;

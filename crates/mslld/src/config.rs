@@ -318,7 +318,8 @@ pub struct Limits {
     /// Packets read from TUN waiting for the classifier's pacing.
     #[serde(default = "default_ingress")]
     pub ingress_packets: usize,
-    /// Frames waiting in the Endpoint's scheduler before the daemon stops feeding it packets.
+    /// Frames waiting in the Endpoint's scheduler, with the packets a service holds before
+    /// handing them over (status RLP, HDLC), before the daemon stops feeding it packets.
     #[serde(default = "default_backlog")]
     pub backlog_frames: usize,
     /// Datagrams held by the impairment delay line.

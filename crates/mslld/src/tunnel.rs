@@ -506,9 +506,11 @@ impl Tunnel {
         Ok(())
     }
 
-    /// Frames handed to the Endpoint's scheduler and not yet transmitted.
+    /// Frames handed to the Endpoint's scheduler and not yet transmitted, and packets that a
+    /// service holds before it hands them over (status RLP and HDLC keep one frame in the
+    /// scheduler and the rest in their own backlog: `Service::held_packets`).
     pub fn backlog(&self) -> u64 {
-        self.ep.scheduler().len() as u64
+        (self.ep.scheduler().len() + self.ep.held_packets()) as u64
     }
 
     fn feed_ingress(&mut self, now: Instant) -> bool {

@@ -18,8 +18,8 @@ fn backlogged(rates: &[f64], sizes: &[usize], active: &[bool], total: u64) -> Ve
     let mut s = Scheduler::new(Discipline::Scfq, rates, None);
     for i in 0..rates.len() {
         if active[i] {
-            s.enqueue(T0, i, frame(sizes[i]));
-            s.enqueue(T0, i, frame(sizes[i]));
+            assert!(s.enqueue(T0, i, frame(sizes[i])).is_ok());
+            assert!(s.enqueue(T0, i, frame(sizes[i])).is_ok());
         }
     }
     let mut sent = vec![0u64; rates.len()];
@@ -28,7 +28,7 @@ fn backlogged(rates: &[f64], sizes: &[usize], active: &[bool], total: u64) -> Ve
         let (i, f) = s.dequeue(T0).expect("work conserving: backlog present");
         sent[i] += f.len() as u64;
         done += f.len() as u64;
-        s.enqueue(T0, i, frame(sizes[i]));
+        assert!(s.enqueue(T0, i, frame(sizes[i])).is_ok());
     }
     sent
 }
@@ -124,7 +124,7 @@ proptest! {
         };
         for (add, svc, len) in ops {
             if add {
-                prop_assert!(s.enqueue(T0, svc, tag(svc, next[svc], arrivals, len.max(9))));
+                prop_assert!(s.enqueue(T0, svc, tag(svc, next[svc], arrivals, len.max(9))).is_ok());
                 next[svc] += 1;
                 arrivals += 1;
             } else {
@@ -166,8 +166,8 @@ fn table_7_1_cellular_pattern_and_single_service_fifo() {
     // two frames for every TCP frame.
     let mut s = Scheduler::new(Discipline::Scfq, &[1.0 / 3.0, 2.0 / 3.0], None);
     for _ in 0..30 {
-        s.enqueue(T0, 0, frame(51));
-        s.enqueue(T0, 1, frame(51));
+        assert!(s.enqueue(T0, 0, frame(51)).is_ok());
+        assert!(s.enqueue(T0, 1, frame(51)).is_ok());
     }
     let order: Vec<usize> = (0..30).map(|_| s.dequeue(T0).unwrap().0).collect();
     assert_eq!(order.iter().filter(|&&i| i == 1).count(), 20);
@@ -177,7 +177,7 @@ fn table_7_1_cellular_pattern_and_single_service_fifo() {
     // One service: exactly the arrival order, whatever the rate (sec. 6.2.3).
     let mut s = Scheduler::new(Discipline::Scfq, &[0.123], None);
     for k in 1..=20 {
-        s.enqueue(T0, 0, frame(k * 7));
+        assert!(s.enqueue(T0, 0, frame(k * 7)).is_ok());
     }
     for k in 1..=20 {
         assert_eq!(s.dequeue(T0).unwrap().1.len(), k * 7);
@@ -190,9 +190,9 @@ fn table_7_1_cellular_pattern_and_single_service_fifo() {
 fn ties_go_to_the_earlier_arrival() {
     // Equal rates, equal sizes, both queues empty: the two stamps are equal.
     let mut s = Scheduler::new(Discipline::Scfq, &[1.0, 1.0, 1.0], None);
-    s.enqueue(T0, 2, frame(10));
-    s.enqueue(T0, 0, frame(10));
-    s.enqueue(T0, 1, frame(10));
+    assert!(s.enqueue(T0, 2, frame(10)).is_ok());
+    assert!(s.enqueue(T0, 0, frame(10)).is_ok());
+    assert!(s.enqueue(T0, 1, frame(10)).is_ok());
     let order: Vec<usize> = (0..3).map(|_| s.dequeue(T0).unwrap().0).collect();
     assert_eq!(order, [2, 0, 1]);
 }
@@ -203,13 +203,13 @@ fn a_newly_active_service_starts_at_the_virtual_time() {
     // claim the link for the "credit" it would have accumulated while idle (the max(., V(t))).
     let mut s = Scheduler::new(Discipline::Scfq, &[1.0, 1.0], None);
     for _ in 0..100 {
-        s.enqueue(T0, 0, frame(100));
+        assert!(s.enqueue(T0, 0, frame(100)).is_ok());
     }
     for _ in 0..50 {
         s.dequeue(T0);
     }
     for _ in 0..10 {
-        s.enqueue(T0, 1, frame(100));
+        assert!(s.enqueue(T0, 1, frame(100)).is_ok());
     }
     let order: Vec<usize> = (0..20).map(|_| s.dequeue(T0).unwrap().0).collect();
     let ones = order.iter().filter(|&&i| i == 1).count();
@@ -220,10 +220,10 @@ fn a_newly_active_service_starts_at_the_virtual_time() {
 fn bounded_queues_drop_and_count() {
     let mut s = Scheduler::new(Discipline::Scfq, &[1.0, 1.0], Some(3));
     for _ in 0..5 {
-        s.enqueue(T0, 0, frame(10));
+        let _ = s.enqueue(T0, 0, frame(10));
     }
     assert!(
-        s.enqueue(T0, 1, frame(10)),
+        s.enqueue(T0, 1, frame(10)).is_ok(),
         "per-service bound in SCFQ mode"
     );
     assert_eq!(
@@ -233,11 +233,15 @@ fn bounded_queues_drop_and_count() {
     // FIFO: one shared bound.
     let mut s = Scheduler::new(Discipline::Fifo, &[1.0, 1.0], Some(3));
     for i in 0..5 {
-        s.enqueue(T0, i % 2, frame(10));
+        let _ = s.enqueue(T0, i % 2, frame(10));
     }
     assert_eq!(s.len(), 3);
     assert_eq!(s.stats(0).dropped + s.stats(1).dropped, 2);
-    assert!(!s.enqueue(T0, 7, frame(10)), "no such service");
+    assert_eq!(
+        s.enqueue(T0, 7, frame(10)).map_err(|f| f.len()),
+        Err(10),
+        "no such service: the frame comes back"
+    );
 }
 
 #[test]
@@ -245,7 +249,7 @@ fn fifo_mode_serves_in_arrival_order_across_services() {
     let mut s = Scheduler::new(Discipline::Fifo, &[1.0, 100.0], None);
     let arrivals = [0, 0, 1, 0, 1, 1, 0];
     for &i in &arrivals {
-        s.enqueue(T0, i, frame(40));
+        assert!(s.enqueue(T0, i, frame(40)).is_ok());
     }
     let order: Vec<usize> = arrivals.iter().map(|_| s.dequeue(T0).unwrap().0).collect();
     assert_eq!(order, arrivals);
@@ -257,7 +261,7 @@ fn rates_and_waits() {
     assert_eq!(s.rate(1), 1.0, "non-positive rates are made positive");
     s.set_rate(2, 2.0);
     assert!((s.share(2) - 0.5).abs() < 1e-12);
-    s.enqueue(T0, 0, frame(10));
+    assert!(s.enqueue(T0, 0, frame(10)).is_ok());
     s.dequeue(T0 + Duration::from_millis(7));
     assert_eq!(s.stats(0).mean_wait(), Duration::from_millis(7));
     assert_eq!(s.add_service(1.0), 3);
@@ -278,13 +282,13 @@ fn heap_cost_is_logarithmic() {
         let rates: Vec<f64> = (1..=n).map(|i| i as f64).collect();
         let mut s = Scheduler::new(Discipline::Scfq, &rates, None);
         for i in 0..n {
-            s.enqueue(T0, i, frame(50 + i));
+            assert!(s.enqueue(T0, i, frame(50 + i)).is_ok());
         }
         let before = s.comparisons();
         let frames = 10_000u64;
         for _ in 0..frames {
             let (i, _) = s.dequeue(T0).unwrap();
-            s.enqueue(T0, i, frame(50 + i));
+            assert!(s.enqueue(T0, i, frame(50 + i)).is_ok());
         }
         let per = (s.comparisons() - before) as f64 / frames as f64;
         let lg = (n as f64).log2().ceil();
@@ -430,7 +434,7 @@ proptest! {
             match op {
                 // As many departures as arrivals: the backlog wanders around zero, so the idle
                 // scheduler (the express slot) and deeper queues both come up.
-                0..=2 => prop_assert_eq!(s.enqueue(now, i, frame(len)), r.enqueue(now, i, len)),
+                0..=2 => prop_assert_eq!(s.enqueue(now, i, frame(len)).is_ok(), r.enqueue(now, i, len)),
                 3..=5 => prop_assert_eq!(s.dequeue(now).map(|(i, f)| (i, f.len())), r.dequeue(now)),
                 // A frame passed straight through an idle scheduler is an arrival and its
                 // departure; a busy scheduler or a missing service refuses it, changing nothing.

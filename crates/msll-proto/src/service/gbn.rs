@@ -242,6 +242,15 @@ impl Service for Gbn {
         self.on_sent(now, seq);
     }
 
+    fn handle_dropped(&mut self, now: Instant, frame: &Frame) {
+        let Some(seq) = ArqFrame::data_seq(frame) else {
+            return;
+        };
+        // Lost on the air as far as the timers go; the older copies still wait in the queue.
+        self.handed.discard(seq);
+        self.on_sent(now, seq);
+    }
+
     fn poll_timeout(&self) -> Option<Instant> {
         crate::time::earliest([
             self.rto_timer.deadline(),

@@ -580,6 +580,10 @@ impl Service for Hdlc {
         }
     }
 
+    fn held_packets(&self) -> usize {
+        self.backlog.len()
+    }
+
     fn poll_timeout(&self) -> Option<Instant> {
         let wants = !self.ctrl.is_empty()
             || self.sabme_due

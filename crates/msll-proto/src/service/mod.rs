@@ -59,11 +59,7 @@ pub trait Service {
     /// link now (the "transmit" interrupt). Drivers must call it exactly once for every frame they
     /// put on the link, in link order, before re-reading `poll_timeout` (`Endpoint::poll_transmit`
     /// does; so does `testing::Pair`). The service number nibble may be set. A frame that a
-    /// bounded scheduler queue drops should be reported as well, when it is dropped (it is then
-    /// simply lost on the air): GBN, SR and RLP keep at most one copy of a frame in the scheduler
-    /// and wait for this report before they resend it. Without it they infer the drop when a
-    /// later frame of theirs is reported (per-service FIFO order), or when nothing of theirs was
-    /// reported for one retransmission (NAK) timeout (`HandOffLog`).
+    /// bounded scheduler queue drops is reported with [`Service::handle_dropped`] instead.
     ///
     /// Why: a timer that the seeds start "after each transmission" (seed004-ch4 sec. 3.2, L735;
     /// XOR/Ad L996; RLP NAK and keepalive timers, L755-L759) must not run while the frame waits
@@ -72,6 +68,34 @@ pub trait Service {
     /// spurious retransmissions that fed the FIFO further (throughput collapse). Services with
     /// such timers therefore arm them here; the default ignores the report.
     fn handle_transmitted(&mut self, _now: Instant, _frame: &Frame) {}
+    /// `frame`, which this service handed to the scheduler just now, was dropped by a bounded
+    /// scheduler queue (the newest of this service's frames, none of the older ones). It is then
+    /// simply lost on the air: its timers start now, as at a transmission, and it is resent as
+    /// any lost frame. Drivers with bounded queues should call it when the drop happens
+    /// (`Endpoint` does), before re-reading `poll_timeout`.
+    ///
+    /// Why: GBN, SR and RLP keep at most one copy of a frame in the scheduler and wait for its
+    /// transmission report before they resend it; status RLP and HDLC keep one frame there and
+    /// send the next one after its report. Without this report they infer the drop: GBN, SR and
+    /// RLP when a later frame of theirs is reported (per-service FIFO order) or when nothing of
+    /// theirs was reported for one retransmission (NAK) timeout (`HandOffLog`); status RLP and
+    /// HDLC after their fallback period, silent meanwhile.
+    ///
+    /// Default: as `handle_transmitted`. The schemes that infer drops from the order of reports
+    /// override it: the dropped frame is newer than the ones still waiting, so reporting it as
+    /// transmitted would declare those dropped as well.
+    fn handle_dropped(&mut self, now: Instant, frame: &Frame) {
+        self.handle_transmitted(now, frame);
+    }
+    /// Packets accepted from IP and not yet handed to the scheduler as frames. Status RLP and
+    /// HDLC keep at most one frame in the scheduler and hold the rest in their own backlog; a
+    /// driver that stops reading IP while too much waits for the link (mslld's
+    /// `limits.backlog_frames`) counts these with the scheduler's frames, or such a scheme would
+    /// never push back and drop at its own backlog cap instead. Default: none (the other schemes
+    /// hand every frame over at once).
+    fn held_packets(&self) -> usize {
+        0
+    }
     /// Whether the frames this service sends on its own (from `handle_frame` and
     /// `handle_timeout`: local retransmissions) should hold IP back for their link time, as IP
     /// packets do under pacing. True for a scheme whose reference model sits above the
@@ -388,6 +412,19 @@ impl<K: PartialEq + Copy> HandOffLog<K> {
             self.q.pop_front();
         }
         self.q.push_back(k);
+    }
+
+    /// `k`, the newest tracked copy of its kind, was dropped by the scheduler (and reported so):
+    /// stop tracking it. The copies handed off before it are still waiting. Returns whether it
+    /// was tracked.
+    pub(crate) fn discard(&mut self, k: K) -> bool {
+        match self.q.iter().rposition(|x| *x == k) {
+            Some(i) => {
+                self.q.remove(i);
+                true
+            }
+            None => false,
+        }
     }
 
     /// `k` was reported: returns the copies handed off before it and never reported (dropped),

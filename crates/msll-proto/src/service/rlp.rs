@@ -486,6 +486,15 @@ impl Service for Rlp {
         self.on_sent(now, key);
     }
 
+    fn handle_dropped(&mut self, now: Instant, frame: &Frame) {
+        let Some(key) = RlpFrame::data_or_nak_seq(frame) else {
+            return;
+        };
+        // Lost on the air as far as the timers go; the older copies still wait in the queue.
+        self.handed.discard(key);
+        self.on_sent(now, key);
+    }
+
     fn poll_timeout(&self) -> Option<Instant> {
         // Asked after every event of the service; the receiver window is usually complete
         // (`rx_span` 0), so it is not even iterated then.
@@ -538,9 +547,13 @@ impl Rlp {
                     let i = self.tx_buf.len() - back;
                     self.tx_buf[i].1 = false;
                 }
-                if seq == self.tx_sent_next && back >= 1 {
-                    // A first transmission: the idle period restarts (L755).
-                    self.tx_sent_next = self.tx_sent_next.wrapping_add(1);
+                // A first transmission (a frame at or after `tx_sent_next`): the idle period
+                // restarts (L755). Reports come in hand-off order, except a frame the scheduler
+                // dropped (`handle_dropped`), reported at once while older ones still wait: it
+                // counts as sent and lost, so the keepalive names it and the peer NAKs it.
+                let unsent = self.tx_next.wrapping_sub(self.tx_sent_next) as usize;
+                if back >= 1 && back <= unsent {
+                    self.tx_sent_next = seq.wrapping_add(1);
                     self.tx_any_sent = true;
                     self.idle_keepalives = 0;
                     self.ka_timer.set(now + self.timers.get(KEEPALIVE));

@@ -432,6 +432,15 @@ impl Service for Sr {
         self.on_sent(now, seq);
     }
 
+    fn handle_dropped(&mut self, now: Instant, frame: &Frame) {
+        let Some(seq) = ArqFrame::data_seq(frame) else {
+            return;
+        };
+        // Lost on the air as far as the timers go; the older copies still wait in the queue.
+        self.handed.discard(seq);
+        self.on_sent(now, seq);
+    }
+
     fn poll_timeout(&self) -> Option<Instant> {
         // Per-frame timers exist only in `RetransmitTimer::PerFrame`; with the default `Oldest`
         // they are never armed, so skip scanning up to 127 slots after every event.

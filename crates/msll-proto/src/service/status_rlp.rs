@@ -485,6 +485,10 @@ impl Service for StatusRlp {
         }
     }
 
+    fn held_packets(&self) -> usize {
+        self.backlog.len()
+    }
+
     fn poll_timeout(&self) -> Option<Instant> {
         let wants = self.status_due || !self.retx.is_empty() || !self.backlog.is_empty();
         earliest([

@@ -365,6 +365,54 @@ fn copies_dropped_by_a_bounded_scheduler_queue_are_inferred_and_resent() {
 }
 
 #[test]
+fn a_reported_drop_leaves_the_older_copies_waiting() {
+    // `Service::handle_dropped`: a bounded queue drops the newest frame while older ones of the
+    // service still wait in it. Only the dropped frame counts as sent and lost; had the drop been
+    // reported as a transmission, the older copies would have been taken for dropped as well
+    // and queued a second time.
+    let mut tx = sr_timer(NakPolicy::PerFrame, RetransmitTimer::PerFrame);
+    let q: Vec<Outbox> = (0..3)
+        .map(|i| send_queued(&mut tx, ms(0), numbered(i, 8)))
+        .collect();
+    tx.handle_dropped(ms(0), &on_wire(q[2].frames[0].clone()));
+    assert_eq!(
+        tx.poll_timeout(),
+        Some(ms(400)),
+        "frame 2's timer, from the drop"
+    );
+    let seqs = |o: &Outbox| -> Vec<u8> {
+        parsed(o)
+            .into_iter()
+            .map(|f| match f {
+                ArqFrame::Data { seq, .. } => seq,
+                f => panic!("{f:?}"),
+            })
+            .collect()
+    };
+    assert_eq!(seqs(&timeout_queued(&mut tx, ms(400))), vec![2]);
+    // 0 and 1 leave later; their timers run from their transmissions
+    transmitted(&mut tx, ms(450), &q[0]);
+    transmitted(&mut tx, ms(460), &q[1]);
+    assert!(timeout_queued(&mut tx, ms(849)).is_empty());
+    assert_eq!(seqs(&timeout_queued(&mut tx, ms(850))), vec![0]);
+    // GBN: the dropped frame, once the oldest outstanding, is resent at its timeout
+    let mut g = Gbn::new(GbnConfig {
+        window: 127,
+        rto: Duration::from_millis(400),
+        ack_delay: Duration::from_millis(30),
+    });
+    let q: Vec<Outbox> = (0..3)
+        .map(|i| send_queued(&mut g, ms(0), numbered(i, 8)))
+        .collect();
+    g.handle_dropped(ms(0), &on_wire(q[2].frames[0].clone()));
+    transmitted(&mut g, ms(10), &q[0]);
+    transmitted(&mut g, ms(20), &q[1]);
+    feed(&mut g, ms(100), ArqFrame::Ack { ack: 2 }.emit());
+    assert_eq!(g.poll_timeout(), Some(ms(500)));
+    assert_eq!(seqs(&timeout_queued(&mut g, ms(500))), vec![2]);
+}
+
+#[test]
 fn sr_takes_a_late_copy_for_a_new_frame_so_it_needs_link_order() {
     // The premise of `Service::requires_fifo` for SR (review of session 35): with a window of
     // 127 in 256 numbers, a copy of frame 0 overtaken by three newer frames lands inside the

@@ -301,6 +301,40 @@ fn nak_dropped_by_the_scheduler_is_inferred_from_a_later_report() {
     assert_eq!(naks(&timeout(&mut rx, ms(430))), vec![1]);
 }
 
+#[test]
+fn a_dropped_new_frame_is_named_by_the_keepalive() {
+    // `Service::handle_dropped`: frame 2, the newest, is dropped by a bounded queue while 0 and
+    // 1 still wait. It counts as sent (and lost) at once: the keepalive period runs from the
+    // drop, and the keepalive names it, so the peer NAKs it. The later reports of 0 and 1 do
+    // not move the highest number sent back.
+    let mut tx = Rlp::new(cfg(3, Delivery::InSequence));
+    let q: Vec<Outbox> = (0..3)
+        .map(|i| send_queued(&mut tx, ms(0), numbered(i, 8)))
+        .collect();
+    tx.handle_dropped(ms(0), &on_wire(q[2].frames[0].clone()));
+    transmitted(&mut tx, ms(10), &q[0]);
+    transmitted(&mut tx, ms(20), &q[1]);
+    assert_eq!(tx.poll_timeout(), Some(ms(250)));
+    let ka = timeout(&mut tx, ms(250));
+    assert_eq!(
+        ka.frames
+            .iter()
+            .map(|f| RlpFrame::parse(f).unwrap())
+            .collect::<Vec<_>>(),
+        vec![RlpFrame::Keepalive { highest: 2 }]
+    );
+    // the peer's NAK brings the retransmission
+    let o = feed(&mut tx, ms(300), RlpFrame::Nak { seq: 2 }.emit());
+    assert_eq!(
+        o.frames
+            .iter()
+            .map(|f| RlpFrame::parse(f).unwrap())
+            .filter(|f| matches!(f, RlpFrame::Data { seq: 2, .. }))
+            .count(),
+        1
+    );
+}
+
 /// AMB-4: the NAK timer must outlast the wait of the retransmission in the sender's queue.
 /// Twelve WLAN frames queued back to back, frame 0 lost: the NAK reaches the sender while ten
 /// frames are still queued, so the retransmission arrives ~11 frame times after the NAK. With

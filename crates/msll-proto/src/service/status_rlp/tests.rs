@@ -380,3 +380,29 @@ fn backlog_cap_counts_packets_beyond_the_window() {
     s.handle_packet(t, numbered(5, 100), &mut out);
     assert_eq!(s.stats().packets_dropped, 2, "window full, backlog full");
 }
+
+/// `Service::handle_dropped`: a bounded queue that drops the one frame status RLP keeps in the
+/// scheduler reports it; the frame counts as sent and lost, and the next one is handed over at
+/// once, instead of after the 5-status-period fallback for unreported frames (1 s).
+#[test]
+fn a_dropped_frame_is_taken_as_sent_at_once() {
+    let mut s = direct(15);
+    let ms = |m: u64| Instant::ZERO + Duration::from_millis(m);
+    let mut out = Outbox::default();
+    for i in 0..2 {
+        s.handle_packet(ms(10), numbered(i, 100), &mut out);
+    }
+    let f0 = out.frames.pop().unwrap();
+    assert!(out.frames.is_empty());
+    assert_eq!(
+        s.poll_timeout(),
+        Some(ms(200)),
+        "the status clock; f0 waits"
+    );
+    s.handle_dropped(ms(20), &f0);
+    assert_eq!(s.poll_timeout(), Some(ms(20)));
+    s.handle_timeout(ms(20), &mut out);
+    assert_eq!(out.frames.len(), 1);
+    assert_eq!(StatusFrame::data_seq(&out.frames[0]), Some(1));
+    assert_eq!(s.stats().data_frames, 2);
+}
