@@ -651,6 +651,23 @@ impl Config {
             .collect()
     }
 
+    /// What both ends must agree on, as a 64-bit digest carried by every hello: the services,
+    /// in order, with every parameter as written (`msll.services`). Frames name their service by
+    /// number and each scheme reads its peer's frames by its own parameters (window, block,
+    /// numbering), so ends that differ here would exchange frames neither reads right: a peer
+    /// whose digest differs is refused and counted (`config_mismatch`), and the link stays
+    /// down. Classifier, rates, queue bounds, the link rate and the role are each end's own.
+    /// (An absent optional parameter and the value it derives to count as different.)
+    pub fn link_digest(&self) -> u64 {
+        let text = serde_json::to_string(&self.msll.config.services)
+            .expect("scheme configurations serialize");
+        // FNV-1a, 64 bits: stable across builds and platforms (not a security measure: the
+        // hello is authenticated by the key already).
+        text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
+        })
+    }
+
     /// A fresh Endpoint: at start, and whenever the peer restarts (both ends' scheme state must
     /// start from zero together).
     pub fn build_endpoint(&self) -> Endpoint {

@@ -167,6 +167,9 @@ pub struct Counters {
     /// sees a loss, which it recovers from as designed, instead of taking a late copy for a new
     /// frame (a packet delivered twice, or a stale ACK freeing unacknowledged frames).
     pub reordered_dropped: u64,
+    /// Hellos from a peer whose services differ from ours (`Config::link_digest`): refused, so
+    /// the link stays down until one end's configuration is fixed and it restarts.
+    pub config_mismatch: u64,
 }
 
 #[derive(Debug, Default, Clone, Copy)]
@@ -265,6 +268,10 @@ pub struct Tunnel {
     /// its frames (reset with the Endpoint).
     fifo_top: Vec<Option<u64>>,
     now: Instant,
+    /// `Config::link_digest` of our configuration, sent in every hello.
+    digest: u64,
+    /// The last mismatched digest a peer sent, warned about once.
+    mismatch_warned: Option<u64>,
 }
 
 impl Tunnel {
@@ -309,6 +316,8 @@ impl Tunnel {
             fifo_top: vec![None; n],
             rate_overrides: vec![None; n],
             now: Instant::ZERO,
+            digest: cfg.link_digest(),
+            mismatch_warned: None,
             cfg: cfg.clone(),
         })
     }
@@ -402,6 +411,23 @@ impl Tunnel {
                 return;
             }
         };
+        if hdr.kind == Kind::Hello {
+            let theirs = u64::from_be_bytes(payload[..].try_into().expect("checked by open"));
+            if theirs != self.digest {
+                // Before `admit`: the peer's session is not learnt, so it is never echoed and
+                // neither end feeds the other's frames to its Endpoint.
+                self.counters.config_mismatch += 1;
+                if self.mismatch_warned != Some(theirs) {
+                    self.mismatch_warned = Some(theirs);
+                    warn!(
+                        ours = %format!("{:016x}", self.digest),
+                        theirs = %format!("{theirs:016x}"),
+                        "peer's msll.services differ from ours: refusing it until they match"
+                    );
+                }
+                return;
+            }
+        }
         match self.peer.admit(self.session, &hdr) {
             Admit::Current => {}
             Admit::NewSession { restarted } => {
@@ -589,7 +615,8 @@ impl Tunnel {
             self.to_ip.push_back(p);
         }
         if now >= self.next_hello {
-            self.seal(Kind::Hello, |_| {});
+            let digest = self.digest.to_be_bytes();
+            self.seal(Kind::Hello, |o| o.extend_from_slice(&digest));
             self.counters.hellos_out += 1;
             self.last_hello = Some(now);
             self.next_hello = now

@@ -29,7 +29,10 @@ use chacha20poly1305::aead::{AeadInPlace, KeyInit};
 use chacha20poly1305::{Key, XChaCha20Poly1305, XNonce};
 use thiserror::Error;
 
-pub const VERSION: u8 = 1;
+/// 2 since session 38: a hello carries the sender's configuration digest ([`DIGEST_LEN`] bytes).
+pub const VERSION: u8 = 2;
+/// Bytes of a hello's payload: the sender's `Config::link_digest`, big-endian.
+pub const DIGEST_LEN: usize = 8;
 /// Clear header: version/type byte, sender session, echo, counter.
 pub const HEADER_LEN: usize = 1 + 8 + 8 + 8;
 pub const TAG_LEN: usize = 16;
@@ -43,8 +46,9 @@ pub const MAX_DATAGRAM: usize = 65_507;
 pub enum Kind {
     /// One link frame for the peer's `Endpoint`.
     Data = 1,
-    /// No payload: announces the sender's session and echoes the receiver's (liveness and the
-    /// restart handshake).
+    /// Announces the sender's session and echoes the receiver's (liveness and the restart
+    /// handshake); its payload is the sender's configuration digest, so that two ends whose
+    /// services differ refuse each other instead of exchanging frames neither reads right.
     Hello = 2,
 }
 
@@ -81,7 +85,7 @@ pub enum DecodeError {
     BadType(u8),
     #[error("authentication failed")]
     Auth,
-    #[error("hello carries a payload")]
+    #[error("hello without its {DIGEST_LEN}-byte configuration digest")]
     BadHello,
     #[error("data datagram without a frame")]
     EmptyData,
@@ -202,7 +206,7 @@ impl Cipher {
             .map_err(|_| DecodeError::Auth)?;
         // Checked after authentication so that a forger learns nothing from the error kind.
         match kind {
-            Kind::Hello if !msg.is_empty() => return Err(DecodeError::BadHello),
+            Kind::Hello if msg.len() != DIGEST_LEN => return Err(DecodeError::BadHello),
             Kind::Data if msg.is_empty() => return Err(DecodeError::EmptyData),
             _ => {}
         }
@@ -433,8 +437,15 @@ mod tests {
     fn hello_and_data_shape_checked() {
         let c = cipher();
         let mut d = Vec::new();
-        c.seal(&hdr(Kind::Hello, 5, 1), |o| o.push(1), &mut d);
-        assert_eq!(c.open(&d), Err(DecodeError::BadHello));
+        for len in [0, 1, DIGEST_LEN - 1, DIGEST_LEN + 1] {
+            d.clear();
+            c.seal(
+                &hdr(Kind::Hello, 5, 1),
+                |o| o.extend(std::iter::repeat_n(7, len)),
+                &mut d,
+            );
+            assert_eq!(c.open(&d), Err(DecodeError::BadHello), "{len} bytes");
+        }
         d.clear();
         c.seal(&hdr(Kind::Data, 5, 1), |_| {}, &mut d);
         assert_eq!(c.open(&d), Err(DecodeError::EmptyData));
@@ -445,9 +456,10 @@ mod tests {
             c.seal(
                 &hdr(kind, 0, 7),
                 |o| {
-                    if kind == Kind::Data {
-                        o.push(1)
-                    }
+                    o.extend(std::iter::repeat_n(
+                        1,
+                        if kind == Kind::Data { 1 } else { DIGEST_LEN },
+                    ))
                 },
                 &mut d,
             );
@@ -460,7 +472,7 @@ mod tests {
                 echo: 0,
                 ..hdr(Kind::Hello, 5, 8)
             },
-            |_| {},
+            |o| o.extend_from_slice(&42u64.to_be_bytes()),
             &mut d,
         );
         assert!(c.open(&d).is_ok());

@@ -720,6 +720,42 @@ seed = 3
 }
 
 #[test]
+fn ends_with_different_services_refuse_each_other() {
+    // Same key, different schemes (or the same scheme with another window): each end's hello
+    // carries a digest of its `msll.services`, and a mismatch is refused and counted, so no
+    // frame is read by a scheme of another configuration (peers.md: UDPspeeder #220, one-sided
+    // FEC). The classifier, rates and queue bounds may differ.
+    for (a, b, same) in [
+        (SR_M2, r#"{ kind = "rlp" }"#, false),
+        (
+            r#"{ kind = "status-rlp", window = 15 }"#,
+            r#"{ kind = "status-rlp", window = 63 }"#,
+            false,
+        ),
+        (SR_M2, SR_M2, true),
+    ] {
+        let (ca, cb) = (config(a, 0.0, 1), config(b, 0.0, 2));
+        let mut cb2 = cb.clone();
+        cb2.msll.config.queue_limit = Some(17);
+        let mut net = Net::new(tunnel(&ca, 1, 1), tunnel(&cb2, 2, 2));
+        net.run_for(Duration::from_millis(300));
+        net.send_from_a(0, 10, Duration::from_millis(1), 200);
+        net.run_for(Duration::from_millis(300));
+        let (sa, sb) = (net.a.snapshot(), net.b.snapshot());
+        if same {
+            assert!(net.a.link_up() && net.b.link_up());
+            assert_eq!(seqs(&net.got_b), (0..10).collect::<Vec<_>>());
+            assert_eq!(sa.counters.config_mismatch + sb.counters.config_mismatch, 0);
+        } else {
+            assert!(!net.a.link_up() && !net.b.link_up(), "{a} / {b}");
+            assert!(net.got_b.is_empty());
+            assert!(sa.counters.config_mismatch > 0 && sb.counters.config_mismatch > 0);
+            assert_eq!(sb.endpoint_frames_received, 0);
+        }
+    }
+}
+
+#[test]
 fn rates_set_at_run_time_survive_a_peer_restart() {
     let c = Config::from_toml(&format!(
         r#"
