@@ -16,6 +16,14 @@ fn config(scheme: &str, loss: f64, seed: u64) -> Config {
     } else {
         String::new()
     };
+    config_with(&format!(
+        "[msll]\nservices = [{scheme}]\nqueue_limit = 256\n{impair}"
+    ))
+}
+
+/// Both ends' common part (10 Mbit/s, 5 ms) followed by `rest`: the `[msll]` section and any
+/// others.
+fn config_with(rest: &str) -> Config {
     Config::from_toml(&format!(
         r#"
 bind = "127.0.0.1:1"
@@ -26,10 +34,7 @@ address = "198.19.0.1"
 [link]
 rate_mbps = 10
 delay_ms = 5
-[msll]
-services = [{scheme}]
-queue_limit = 256
-{impair}"#
+{rest}"#
     ))
     .unwrap()
 }
@@ -628,22 +633,12 @@ proptest! {
 
 #[test]
 fn one_services_backlog_does_not_drop_or_delay_another() {
-    let c = Config::from_toml(&format!(
-        r#"
-bind = "127.0.0.1:1"
-peer = "127.0.0.1:2"
-key = "{KEY}"
-[tun]
-address = "198.19.0.1"
-[link]
-rate_mbps = 10
-delay_ms = 5
-[msll]
-services = [{{ kind = "default" }}, {{ kind = "default" }}]
-classifier = {{ kind = "heuristic", rules = [{{ protocol = 6, service = 0 }}, {{ protocol = 17, service = 1 }}] }}
-"#
-    ))
-    .unwrap();
+    let c = config_with(
+        r#"[msll]
+services = [{ kind = "default" }, { kind = "default" }]
+classifier = { kind = "heuristic", rules = [{ protocol = 6, service = 0 }, { protocol = 17, service = 1 }] }
+"#,
+    );
     let mut net = Net::new(tunnel(&c, 1, 1), tunnel(&c, 2, 2));
     net.run_for(Duration::from_millis(300));
     // A TCP-like flood (protocol 6) fills service 0's ingress queue and overflows it...
@@ -679,26 +674,16 @@ fn a_scheme_with_its_own_backlog_is_throttled_by_backlog_frames() {
     // (`Service::held_packets`). The daemon counts those against `limits.backlog_frames`, so
     // while the window waits for statuses under loss, packets wait in the ingress queue (and
     // overflow there, counted) instead of filling the scheme's backlog past its cap of 8.
-    let c = Config::from_toml(&format!(
-        r#"
-bind = "127.0.0.1:1"
-peer = "127.0.0.1:2"
-key = "{KEY}"
-[tun]
-address = "198.19.0.1"
-[link]
-rate_mbps = 10
-delay_ms = 5
-[msll]
-services = [{{ kind = "status-rlp", window = 4, backlog = 8 }}]
+    let c = config_with(
+        r#"[msll]
+services = [{ kind = "status-rlp", window = 4, backlog = 8 }]
 [limits]
 backlog_frames = 6
 [impair]
-error = {{ model = "bernoulli", p = 0.2 }}
+error = { model = "bernoulli", p = 0.2 }
 seed = 3
-"#
-    ))
-    .unwrap();
+"#,
+    );
     let mut net = Net::new(tunnel(&c, 1, 1), tunnel(&c, 2, 2));
     net.run_for(Duration::from_millis(300));
     let mut peak = 0;

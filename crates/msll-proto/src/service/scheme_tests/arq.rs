@@ -36,6 +36,26 @@ fn parsed(out: &Outbox) -> Vec<ArqFrame> {
         .collect()
 }
 
+/// The sequence numbers of `out`'s frames, all data frames.
+fn data_seqs(out: &Outbox) -> Vec<u8> {
+    parsed(out)
+        .into_iter()
+        .map(|f| match f {
+            ArqFrame::Data { seq, .. } => seq,
+            f => panic!("{f:?}"),
+        })
+        .collect()
+}
+
+/// GBN with a 400 ms retransmission timer and a 30 ms delayed ACK.
+fn gbn_400ms() -> Gbn {
+    Gbn::new(GbnConfig {
+        window: 127,
+        rto: Duration::from_millis(400),
+        ack_delay: Duration::from_millis(30),
+    })
+}
+
 fn naks(out: &Outbox) -> Vec<u8> {
     parsed(out)
         .into_iter()
@@ -287,11 +307,7 @@ fn timers_start_at_transmission_and_one_copy_waits() {
         assert_eq!(tx.poll_timeout(), Some(ms(1490)), "{timer:?}");
     }
     // GBN: the same rule; a go-back re-queues only frames without a waiting copy.
-    let mut g = Gbn::new(GbnConfig {
-        window: 127,
-        rto: Duration::from_millis(400),
-        ack_delay: Duration::from_millis(30),
-    });
+    let mut g = gbn_400ms();
     let q: Vec<Outbox> = (0..3)
         .map(|i| send_queued(&mut g, ms(0), numbered(i, 8)))
         .collect();
@@ -300,13 +316,7 @@ fn timers_start_at_transmission_and_one_copy_waits() {
     transmitted(&mut g, ms(650), &q[1]);
     let o = timeout_queued(&mut g, ms(700));
     // frame 2 still waits in the FIFO: only 0 and 1 are queued again
-    let seqs: Vec<u8> = parsed(&o)
-        .into_iter()
-        .map(|f| match f {
-            ArqFrame::Data { seq, .. } => seq,
-            f => panic!("{f:?}"),
-        })
-        .collect();
+    let seqs = data_seqs(&o);
     assert_eq!(seqs, vec![0, 1]);
 }
 
@@ -326,20 +336,10 @@ fn copies_dropped_by_a_bounded_scheduler_queue_are_inferred_and_resent() {
         feed(&mut tx, ms(100), ArqFrame::Ack { ack: 1 }.emit());
         let due = tx.poll_timeout().expect("frame 1 has a timer");
         let o = timeout_queued(&mut tx, due);
-        let seqs: Vec<u8> = parsed(&o)
-            .into_iter()
-            .map(|f| match f {
-                ArqFrame::Data { seq, .. } => seq,
-                f => panic!("{f:?}"),
-            })
-            .collect();
+        let seqs = data_seqs(&o);
         assert_eq!(seqs[0], 1, "{timer:?}: the dropped frame is resent");
     }
-    let mut g = Gbn::new(GbnConfig {
-        window: 127,
-        rto: Duration::from_millis(400),
-        ack_delay: Duration::from_millis(30),
-    });
+    let mut g = gbn_400ms();
     let q: Vec<Outbox> = (0..2)
         .map(|i| send_queued(&mut g, ms(0), numbered(i, 8)))
         .collect();
@@ -349,11 +349,7 @@ fn copies_dropped_by_a_bounded_scheduler_queue_are_inferred_and_resent() {
     assert_eq!(timeout_queued(&mut g, ms(410)).frames.len(), 2);
     // Nothing reported for a whole RTO while copies are tracked: all were dropped (the tail of
     // a burst, with nothing of ours after it). They count as lost then and are resent.
-    let mut g = Gbn::new(GbnConfig {
-        window: 127,
-        rto: Duration::from_millis(400),
-        ack_delay: Duration::from_millis(30),
-    });
+    let mut g = gbn_400ms();
     let q: Vec<Outbox> = (0..3)
         .map(|i| send_queued(&mut g, ms(0), numbered(i, 8)))
         .collect();
@@ -380,27 +376,14 @@ fn a_reported_drop_leaves_the_older_copies_waiting() {
         Some(ms(400)),
         "frame 2's timer, from the drop"
     );
-    let seqs = |o: &Outbox| -> Vec<u8> {
-        parsed(o)
-            .into_iter()
-            .map(|f| match f {
-                ArqFrame::Data { seq, .. } => seq,
-                f => panic!("{f:?}"),
-            })
-            .collect()
-    };
-    assert_eq!(seqs(&timeout_queued(&mut tx, ms(400))), vec![2]);
+    assert_eq!(data_seqs(&timeout_queued(&mut tx, ms(400))), vec![2]);
     // 0 and 1 leave later; their timers run from their transmissions
     transmitted(&mut tx, ms(450), &q[0]);
     transmitted(&mut tx, ms(460), &q[1]);
     assert!(timeout_queued(&mut tx, ms(849)).is_empty());
-    assert_eq!(seqs(&timeout_queued(&mut tx, ms(850))), vec![0]);
+    assert_eq!(data_seqs(&timeout_queued(&mut tx, ms(850))), vec![0]);
     // GBN: the dropped frame, once the oldest outstanding, is resent at its timeout
-    let mut g = Gbn::new(GbnConfig {
-        window: 127,
-        rto: Duration::from_millis(400),
-        ack_delay: Duration::from_millis(30),
-    });
+    let mut g = gbn_400ms();
     let q: Vec<Outbox> = (0..3)
         .map(|i| send_queued(&mut g, ms(0), numbered(i, 8)))
         .collect();
@@ -409,7 +392,7 @@ fn a_reported_drop_leaves_the_older_copies_waiting() {
     transmitted(&mut g, ms(20), &q[1]);
     feed(&mut g, ms(100), ArqFrame::Ack { ack: 2 }.emit());
     assert_eq!(g.poll_timeout(), Some(ms(500)));
-    assert_eq!(seqs(&timeout_queued(&mut g, ms(500))), vec![2]);
+    assert_eq!(data_seqs(&timeout_queued(&mut g, ms(500))), vec![2]);
 }
 
 #[test]
