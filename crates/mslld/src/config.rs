@@ -330,6 +330,9 @@ pub struct Limits {
     pub socket_buffer: usize,
 }
 
+/// The scheme parameters that both ends of a link must share (`Config::link_digest`).
+const WIRE_KEYS: [&str; 6] = ["window", "buffer", "block", "parity", "mode", "adaptive"];
+
 /// Frames per service scheduler queue when `msll.queue_limit` is not given.
 pub const DEFAULT_QUEUE_LIMIT: usize = 1024;
 
@@ -651,16 +654,32 @@ impl Config {
             .collect()
     }
 
-    /// What both ends must agree on, as a 64-bit digest carried by every hello: the services,
-    /// in order, with every parameter as written (`msll.services`). Frames name their service by
-    /// number and each scheme reads its peer's frames by its own parameters (window, block,
-    /// numbering), so ends that differ here would exchange frames neither reads right: a peer
-    /// whose digest differs is refused and counted (`config_mismatch`), and the link stays
-    /// down. Classifier, rates, queue bounds, the link rate and the role are each end's own.
-    /// (An absent optional parameter and the value it derives to count as different.)
+    /// What both ends must agree on, as a 64-bit digest carried by every hello: per service, in
+    /// order, the scheme and the parameters that shape its frames and how the peer reads them
+    /// ([`WIRE_KEYS`]: window, buffer, block, parity, HDLC mode, adaptive blocks). Frames name
+    /// their service by number and each scheme reads its peer's frames by these, so ends that
+    /// differ here would exchange frames neither reads right: a peer whose digest differs is
+    /// refused and counted (`config_mismatch`), and the link stays down. Timers, retry limits,
+    /// delivery order and backlogs are each end's own (an asymmetric link may want other
+    /// timers at each end), as are the classifier, rates, queue bounds, link rate and role.
+    /// Snoop counts as Default: its frames are Default frames, and a host runs it as Default.
     pub fn link_digest(&self) -> u64 {
-        let text = serde_json::to_string(&self.msll.config.services)
-            .expect("scheme configurations serialize");
+        let mut text = String::new();
+        for s in &self.msll.config.services {
+            let v = serde_json::to_value(s).expect("scheme configurations serialize");
+            let kind = v.get("kind").and_then(|k| k.as_str()).unwrap_or("?");
+            if kind == "snoop" || kind == "default" {
+                text.push_str("default;");
+                continue;
+            }
+            text.push_str(kind);
+            for k in WIRE_KEYS {
+                if let Some(x) = v.get(k) {
+                    text.push_str(&format!(",{k}={x}"));
+                }
+            }
+            text.push(';');
+        }
         // FNV-1a, 64 bits: stable across builds and platforms (not a security measure: the
         // hello is authenticated by the key already).
         text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {

@@ -411,23 +411,6 @@ impl Tunnel {
                 return;
             }
         };
-        if hdr.kind == Kind::Hello {
-            let theirs = u64::from_be_bytes(payload[..].try_into().expect("checked by open"));
-            if theirs != self.digest {
-                // Before `admit`: the peer's session is not learnt, so it is never echoed and
-                // neither end feeds the other's frames to its Endpoint.
-                self.counters.config_mismatch += 1;
-                if self.mismatch_warned != Some(theirs) {
-                    self.mismatch_warned = Some(theirs);
-                    warn!(
-                        ours = %format!("{:016x}", self.digest),
-                        theirs = %format!("{theirs:016x}"),
-                        "peer's msll.services differ from ours: refusing it until they match"
-                    );
-                }
-                return;
-            }
-        }
         match self.peer.admit(self.session, &hdr) {
             Admit::Current => {}
             Admit::NewSession { restarted } => {
@@ -451,6 +434,26 @@ impl Tunnel {
             }
             Admit::Reflected => {
                 self.counters.reflected += 1;
+                return;
+            }
+        }
+        if hdr.kind == Kind::Hello {
+            let theirs = u64::from_be_bytes(payload[..].try_into().expect("checked by open"));
+            if theirs != self.digest {
+                // After `admit`, so a replay is refused as such (no false warning), and a
+                // restart of the peer with other services still resets our link: we stop
+                // feeding frames to a scheme the peer no longer runs. Neither end syncs: that
+                // needs an admitted datagram that passes this check, and the peer checks ours
+                // the same way (and gets no data from us, unsynced).
+                self.counters.config_mismatch += 1;
+                if self.mismatch_warned != Some(theirs) {
+                    self.mismatch_warned = Some(theirs);
+                    warn!(
+                        ours = %format!("{:016x}", self.digest),
+                        theirs = %format!("{theirs:016x}"),
+                        "peer's msll.services differ from ours: refusing it until they match"
+                    );
+                }
                 return;
             }
         }

@@ -382,7 +382,8 @@ fn a_reported_drop_leaves_the_older_copies_waiting() {
     transmitted(&mut tx, ms(460), &q[1]);
     assert!(timeout_queued(&mut tx, ms(849)).is_empty());
     assert_eq!(data_seqs(&timeout_queued(&mut tx, ms(850))), vec![0]);
-    // GBN: the dropped frame, once the oldest outstanding, is resent at its timeout
+    // GBN: the dropped frame, once the oldest outstanding, is resent at its timeout (liveness
+    // only: GBN's go-back gives the same here with or without its `handle_dropped`)
     let mut g = gbn_400ms();
     let q: Vec<Outbox> = (0..3)
         .map(|i| send_queued(&mut g, ms(0), numbered(i, 8)))
