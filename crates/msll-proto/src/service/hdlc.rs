@@ -37,7 +37,7 @@ use crate::buf::Buf;
 use serde::{Deserialize, Serialize};
 
 use super::status_rlp::Sequencing;
-use super::{Outbox, ScaledTimers, SentKind, Service, ServiceStats};
+use super::{LateReports, Outbox, ScaledTimers, SentKind, Service, ServiceStats};
 use crate::packet::Packet;
 use crate::time::{earliest, Duration, Instant, Timer};
 use crate::wire::hdlc::{HdlcFrame, HDLC_I_HEADER};
@@ -150,6 +150,8 @@ pub struct Hdlc {
     sabme_due: bool,
     ctrl: VecDeque<HdlcFrame>,
     handed: Option<(Handed, Instant)>,
+    /// Frames taken as sent unreported, whose reports may still come.
+    late: LateReports<Handed>,
     pump_at: Option<Instant>,
     // receiver
     vr: u8,
@@ -187,6 +189,7 @@ impl Hdlc {
             sabme_due: false,
             ctrl: VecDeque::new(),
             handed: None,
+            late: LateReports::default(),
             pump_at: None,
             vr: 0,
             ack_pending: false,
@@ -553,7 +556,9 @@ impl Service for Hdlc {
     fn handle_timeout(&mut self, now: Instant, out: &mut Outbox) {
         if let Some((h, at)) = self.handed {
             if now.saturating_since(at) >= self.timers.get(T1) {
-                self.on_sent(now, h); // never reported: taken as sent (and lost)
+                // Never reported: taken as sent (and lost); its report may still come.
+                self.on_sent(now, h);
+                self.late.taken_as_sent(h);
             }
         }
         if self.t1.poll_expired(now) {
@@ -567,13 +572,20 @@ impl Service for Hdlc {
     }
 
     fn handle_transmitted(&mut self, now: Instant, frame: &Frame) {
-        let h = if let Some(seq) = HdlcFrame::i_seq(frame) {
-            Handed::Data(seq)
-        } else if HdlcFrame::is_sabme(frame) {
-            Handed::Sabme
-        } else {
-            Handed::Control
-        };
+        let h = Self::handed_of(frame);
+        if self.late.is_late(h) {
+            return; // the report of a frame taken as sent, not of the next RR, REJ or SABME
+        }
+        if self.handed.is_some_and(|(w, _)| w == h) {
+            self.on_sent(now, h);
+            self.pump_at = Some(now);
+        }
+    }
+
+    /// A bounded queue refuses a frame when it is handed over: the report is that of the frame
+    /// in the scheduler, never a late one.
+    fn handle_dropped(&mut self, now: Instant, frame: &Frame) {
+        let h = Self::handed_of(frame);
         if self.handed.is_some_and(|(w, _)| w == h) {
             self.on_sent(now, h);
             self.pump_at = Some(now);
@@ -618,6 +630,16 @@ impl Service for Hdlc {
 }
 
 impl Hdlc {
+    fn handed_of(frame: &Frame) -> Handed {
+        if let Some(seq) = HdlcFrame::i_seq(frame) {
+            Handed::Data(seq)
+        } else if HdlcFrame::is_sabme(frame) {
+            Handed::Sabme
+        } else {
+            Handed::Control
+        }
+    }
+
     /// A frame of ours started transmission (or is taken as sent): T1/T200 restarts at every
     /// I-frame transmission (sec. 3.2) and runs for the answer to a SABME.
     fn on_sent(&mut self, now: Instant, h: Handed) {

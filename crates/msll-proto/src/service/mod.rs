@@ -415,9 +415,11 @@ impl<K: PartialEq + Copy> HandOffLog<K> {
     }
 
     /// `k`, the newest tracked copy of its kind, was dropped by the scheduler (and reported so):
-    /// stop tracking it. The copies handed off before it are still waiting. Returns whether it
-    /// was tracked.
-    pub(crate) fn discard(&mut self, k: K) -> bool {
+    /// stop tracking it. The copies handed off before it are still waiting (a queue that reports
+    /// its drops did not drop them), so the quiet period after which they would be taken for
+    /// dropped restarts at `now`. Returns whether `k` was tracked.
+    pub(crate) fn discard(&mut self, now: Instant, k: K) -> bool {
+        self.since = now;
         match self.q.iter().rposition(|x| *x == k) {
             Some(i) => {
                 self.q.remove(i);
@@ -460,6 +462,51 @@ impl<K: PartialEq + Copy> HandOffLog<K> {
             self.q.drain(..).collect()
         } else {
             Vec::new()
+        }
+    }
+}
+
+/// For the schemes that keep one frame at a time in the scheduler (status RLP, HDLC): frames
+/// taken as sent after going unreported too long, whose reports may still come (a long medium
+/// access), in hand-off order. The scheduler keeps a service's frames in order, so such a late
+/// report comes before that of any frame handed over since, and a frame handed over since can
+/// share the late one's identity (the next status or supervisory frame): the report must not be
+/// taken for the newer frame's. Any report of a newer frame ends the wait for all of them.
+#[derive(Debug)]
+pub(crate) struct LateReports<H> {
+    q: VecDeque<H>,
+}
+
+impl<H> Default for LateReports<H> {
+    fn default() -> Self {
+        LateReports { q: VecDeque::new() }
+    }
+}
+
+/// Late reports still recognised as such (one is added per fallback period at most).
+const MAX_LATE_REPORTS: usize = 8;
+
+impl<H: PartialEq + Copy> LateReports<H> {
+    /// `h` was taken as sent without a report.
+    pub(crate) fn taken_as_sent(&mut self, h: H) {
+        if self.q.len() == MAX_LATE_REPORTS {
+            self.q.pop_front();
+        }
+        self.q.push_back(h);
+    }
+
+    /// A transmit report of `h`: true if it is a late one (consumed with every late frame
+    /// handed over before it), false if it is a newer frame's (and no late report will come).
+    pub(crate) fn is_late(&mut self, h: H) -> bool {
+        match self.q.iter().position(|&l| l == h) {
+            Some(i) => {
+                self.q.drain(..=i);
+                true
+            }
+            None => {
+                self.q.clear();
+                false
+            }
         }
     }
 }

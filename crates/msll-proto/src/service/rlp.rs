@@ -491,7 +491,7 @@ impl Service for Rlp {
             return;
         };
         // Lost on the air as far as the timers go; the older copies still wait in the queue.
-        self.handed.discard(key);
+        self.handed.discard(now, key);
         self.on_sent(now, key);
     }
 

@@ -437,7 +437,7 @@ impl Service for Sr {
             return;
         };
         // Lost on the air as far as the timers go; the older copies still wait in the queue.
-        self.handed.discard(seq);
+        self.handed.discard(now, seq);
         self.on_sent(now, seq);
     }
 

@@ -32,15 +32,19 @@
 //!   are never detected and stay fully recovered, as the thesis notes.
 //! * Packets wait in an unbounded-in-spirit backlog while the window is full (A25: the thesis's
 //!   queues never overflow); `backlog` caps it, and a packet beyond the cap is dropped and counted.
-//! * A frame handed to the scheduler and never reported (a driver without transmit reports, or a
-//!   bounded queue that dropped it) counts as sent five status periods later.
+//! * A frame a bounded scheduler queue refuses (`handle_dropped`) counts as sent and lost at
+//!   once, for MTBT and for the frame log alike: a loss in the queue is logged as a loss on the
+//!   air would be, so every frame the receiver resolves (received, or abandoned under `mrd`
+//!   before any copy reached the air) has a first transmission to pair with
+//!   (`FrameLog::delays`). A frame handed over and never reported (a driver without transmit
+//!   reports) counts as sent five status periods later.
 
 use std::collections::VecDeque;
 
 use crate::buf::Buf;
 use serde::{Deserialize, Serialize};
 
-use super::{FrameLog, Outbox, ScaledTimers, SentKind, Service, ServiceStats};
+use super::{FrameLog, LateReports, Outbox, ScaledTimers, SentKind, Service, ServiceStats};
 use crate::packet::Packet;
 use crate::time::{earliest, Duration, Instant};
 use crate::wire::status_rlp::{StatusFrame, STATUS_DATA_HEADER, STATUS_MAX_BITMAP};
@@ -144,6 +148,8 @@ pub struct StatusRlp {
     retx: VecDeque<u8>,
     /// The frame in the scheduler and when it was handed.
     handed: Option<(Handed, Instant)>,
+    /// Frames taken as sent unreported, whose reports may still come.
+    late: LateReports<Handed>,
     /// Hand the next frame at this instant (set by a transmit report, which has no outbox).
     pump_at: Option<Instant>,
     status_due: bool,
@@ -178,6 +184,7 @@ impl StatusRlp {
             tx: VecDeque::new(),
             retx: VecDeque::new(),
             handed: None,
+            late: LateReports::default(),
             pump_at: None,
             status_due: false,
             next_status: Instant::ZERO + period,
@@ -453,7 +460,10 @@ impl Service for StatusRlp {
         let period = self.timers.get(PERIOD);
         if let Some((h, at)) = self.handed {
             if now.saturating_since(at) >= self.unreported() {
-                self.on_sent(now, h); // never reported: taken as sent (and lost)
+                // Never reported: taken as sent (and lost). Its report may still come, behind a
+                // long medium access, and must not be taken for that of a later copy.
+                self.on_sent(now, h);
+                self.late.taken_as_sent(h);
             }
         }
         if self.next_status <= now {
@@ -474,13 +484,25 @@ impl Service for StatusRlp {
     }
 
     fn handle_transmitted(&mut self, now: Instant, frame: &Frame) {
-        let h = match StatusFrame::data_seq(frame) {
-            Some(seq) => Handed::Data(seq),
-            None => Handed::Status,
-        };
+        let h = handed_of(frame);
+        // Only a status can share a late frame's identity here: a data frame is resent only
+        // after MTBT, behind a frame handed over since, whose report follows the late one.
+        if self.late.is_late(h) {
+            return;
+        }
         if self.handed.is_some_and(|(w, _)| w == h) {
             self.on_sent(now, h);
             // The next frame goes to the scheduler now, from `handle_timeout`.
+            self.pump_at = Some(now);
+        }
+    }
+
+    /// A bounded queue refuses a frame when it is handed over, so the report is always that of
+    /// the frame in the scheduler (never a late one): taken as sent and lost at once.
+    fn handle_dropped(&mut self, now: Instant, frame: &Frame) {
+        let h = handed_of(frame);
+        if self.handed.is_some_and(|(w, _)| w == h) {
+            self.on_sent(now, h);
             self.pump_at = Some(now);
         }
     }
@@ -520,6 +542,13 @@ impl Service for StatusRlp {
 
     fn frame_log(&self) -> Option<&FrameLog> {
         self.log.as_deref()
+    }
+}
+
+fn handed_of(frame: &Frame) -> Handed {
+    match StatusFrame::data_seq(frame) {
+        Some(seq) => Handed::Data(seq),
+        None => Handed::Status,
     }
 }
 

@@ -409,3 +409,37 @@ fn a_reset_collision_sends_no_stale_sabme() {
         "the UA, and no stale SABME after it"
     );
 }
+
+/// An RR taken as sent after going unreported for T1 may still be reported later (a long medium
+/// access); that report is its own, not the next RR's: taken for the next one's, it handed an
+/// I frame to the scheduler with that RR still waiting (two frames at a time).
+#[test]
+fn a_late_report_is_not_taken_for_the_next_rrs() {
+    let mut r = Hdlc::new(HdlcConfig::seed002(HdlcMode::Lapb));
+    let mut out = Outbox::default();
+    r.handle_frame(ms(0), i_frame(0), &mut out);
+    r.handle_timeout(ms(300), &mut out);
+    let first = out.frames.pop().unwrap();
+    assert_eq!(
+        HdlcFrame::from_frame(first.clone()).unwrap(),
+        HdlcFrame::Rr { nr: 1 }
+    );
+    // unreported for T1 (1 s): taken as sent
+    r.handle_timeout(ms(1300), &mut out);
+    assert!(out.frames.is_empty());
+    r.handle_frame(ms(1310), i_frame(1), &mut out);
+    r.handle_timeout(ms(1610), &mut out);
+    let second = out.frames.pop().unwrap();
+    assert_eq!(
+        HdlcFrame::from_frame(second.clone()).unwrap(),
+        HdlcFrame::Rr { nr: 2 }
+    );
+    // the first RR's report comes now: a packet must still wait for the second RR
+    r.handle_transmitted(ms(1620), &first);
+    r.handle_timeout(ms(1620), &mut out);
+    r.handle_packet(ms(1630), numbered(9, 100), &mut out);
+    assert!(out.frames.is_empty(), "one frame at a time");
+    r.handle_transmitted(ms(1700), &second);
+    r.handle_timeout(ms(1700), &mut out);
+    assert_eq!(ns_of(&flush(&mut r, ms(1700), &mut out)), vec![0]);
+}

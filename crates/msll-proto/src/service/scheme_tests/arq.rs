@@ -382,18 +382,57 @@ fn a_reported_drop_leaves_the_older_copies_waiting() {
     transmitted(&mut tx, ms(460), &q[1]);
     assert!(timeout_queued(&mut tx, ms(849)).is_empty());
     assert_eq!(data_seqs(&timeout_queued(&mut tx, ms(850))), vec![0]);
-    // GBN: the dropped frame, once the oldest outstanding, is resent at its timeout (liveness
-    // only: GBN's go-back gives the same here with or without its `handle_dropped`)
+    // GBN: the drop arms the go-back timer, and the older copies count as waiting, so at 400 ms
+    // nothing is queued twice: the copies still unreported then are taken as dropped by the
+    // quiet-period rule (`HandOffLog::take_stale`), which restarts the timer from them.
+    // Reported as a transmission, the drop would have declared 0 and 1 dropped at once, and the
+    // go-back at 400 ms would have queued second copies of all three.
     let mut g = gbn_400ms();
     let q: Vec<Outbox> = (0..3)
         .map(|i| send_queued(&mut g, ms(0), numbered(i, 8)))
         .collect();
     g.handle_dropped(ms(0), &on_wire(q[2].frames[0].clone()));
+    assert_eq!(g.poll_timeout(), Some(ms(400)));
+    let mut g2 = gbn_400ms();
+    for i in 0..3 {
+        send_queued(&mut g2, ms(0), numbered(i, 8));
+    }
+    g2.handle_dropped(ms(0), &on_wire(q[2].frames[0].clone()));
+    assert!(timeout_queued(&mut g2, ms(400)).is_empty());
+    assert_eq!(data_seqs(&timeout_queued(&mut g2, ms(800))), vec![0, 1, 2]);
+    // and once the older copies leave, the dropped frame (now the oldest) is resent at its
+    // timeout
     transmitted(&mut g, ms(10), &q[0]);
     transmitted(&mut g, ms(20), &q[1]);
     feed(&mut g, ms(100), ArqFrame::Ack { ack: 2 }.emit());
     assert_eq!(g.poll_timeout(), Some(ms(500)));
     assert_eq!(data_seqs(&timeout_queued(&mut g, ms(500))), vec![2]);
+}
+
+#[test]
+fn a_reported_drop_restarts_the_quiet_period_of_the_waiting_copies() {
+    // A drop at 300 ms proves that the copies handed off at 0 still wait in the (full) queue
+    // then, so the rule that takes silent copies for dropped (`HandOffLog`: nothing reported
+    // for one RTO) counts from the drop, not from the hand-off: without the restart, 0 and 1
+    // were taken for dropped at 400 ms and queued a second time at their timeouts (800 ms)
+    // while their first copies could still be waiting.
+    let mut tx = sr_timer(NakPolicy::PerFrame, RetransmitTimer::PerFrame);
+    let q: Vec<Outbox> = (0..3)
+        .map(|i| send_queued(&mut tx, ms(0), numbered(i, 8)))
+        .collect();
+    tx.handle_dropped(ms(300), &on_wire(q[2].frames[0].clone()));
+    assert_eq!(
+        tx.poll_timeout(),
+        Some(ms(700)),
+        "frame 2's timer and the quiet period, both from the drop"
+    );
+    assert!(timeout_queued(&mut tx, ms(699)).is_empty());
+    // 0 and 1 leave before the quiet period ends: no second copy of either, ever
+    transmitted(&mut tx, ms(650), &q[0]);
+    transmitted(&mut tx, ms(660), &q[1]);
+    assert_eq!(data_seqs(&timeout_queued(&mut tx, ms(700))), vec![2]);
+    assert!(timeout_queued(&mut tx, ms(1049)).is_empty());
+    assert_eq!(data_seqs(&timeout_queued(&mut tx, ms(1050))), vec![0]);
 }
 
 #[test]
