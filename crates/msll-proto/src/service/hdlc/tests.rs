@@ -418,22 +418,24 @@ fn a_late_report_is_not_taken_for_the_next_rrs() {
     let mut r = Hdlc::new(HdlcConfig::seed002(HdlcMode::Lapb));
     let mut out = Outbox::default();
     r.handle_frame(ms(0), i_frame(0), &mut out);
+    // the one frame handed over, an RR acknowledging up to `nr`
+    let rr = |out: &mut Outbox, nr: u8| {
+        let f = out.frames.pop().unwrap();
+        assert!(out.frames.is_empty());
+        assert_eq!(
+            HdlcFrame::from_frame(f.clone()).unwrap(),
+            HdlcFrame::Rr { nr }
+        );
+        f
+    };
     r.handle_timeout(ms(300), &mut out);
-    let first = out.frames.pop().unwrap();
-    assert_eq!(
-        HdlcFrame::from_frame(first.clone()).unwrap(),
-        HdlcFrame::Rr { nr: 1 }
-    );
+    let first = rr(&mut out, 1);
     // unreported for T1 (1 s): taken as sent
     r.handle_timeout(ms(1300), &mut out);
     assert!(out.frames.is_empty());
     r.handle_frame(ms(1310), i_frame(1), &mut out);
     r.handle_timeout(ms(1610), &mut out);
-    let second = out.frames.pop().unwrap();
-    assert_eq!(
-        HdlcFrame::from_frame(second.clone()).unwrap(),
-        HdlcFrame::Rr { nr: 2 }
-    );
+    let second = rr(&mut out, 2);
     // the first RR's report comes now: a packet must still wait for the second RR
     r.handle_transmitted(ms(1620), &first);
     r.handle_timeout(ms(1620), &mut out);

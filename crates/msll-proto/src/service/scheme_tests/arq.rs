@@ -360,6 +360,16 @@ fn copies_dropped_by_a_bounded_scheduler_queue_are_inferred_and_resent() {
     assert_eq!(timeout_queued(&mut g, ms(410)).frames.len(), 3);
 }
 
+/// Frames 0, 1, 2 handed to the scheduler at 0 ms and the newest one (2) refused by a bounded
+/// queue at `drop_at`: the three hand-offs.
+fn three_handed_newest_dropped(s: &mut dyn Service, drop_at: Instant) -> Vec<Outbox> {
+    let q: Vec<Outbox> = (0..3)
+        .map(|i| send_queued(s, ms(0), numbered(i, 8)))
+        .collect();
+    s.handle_dropped(drop_at, &on_wire(q[2].frames[0].clone()));
+    q
+}
+
 #[test]
 fn a_reported_drop_leaves_the_older_copies_waiting() {
     // `Service::handle_dropped`: a bounded queue drops the newest frame while older ones of the
@@ -367,10 +377,7 @@ fn a_reported_drop_leaves_the_older_copies_waiting() {
     // reported as a transmission, the older copies would have been taken for dropped as well
     // and queued a second time.
     let mut tx = sr_timer(NakPolicy::PerFrame, RetransmitTimer::PerFrame);
-    let q: Vec<Outbox> = (0..3)
-        .map(|i| send_queued(&mut tx, ms(0), numbered(i, 8)))
-        .collect();
-    tx.handle_dropped(ms(0), &on_wire(q[2].frames[0].clone()));
+    let q = three_handed_newest_dropped(&mut tx, ms(0));
     assert_eq!(
         tx.poll_timeout(),
         Some(ms(400)),
@@ -388,16 +395,10 @@ fn a_reported_drop_leaves_the_older_copies_waiting() {
     // Reported as a transmission, the drop would have declared 0 and 1 dropped at once, and the
     // go-back at 400 ms would have queued second copies of all three.
     let mut g = gbn_400ms();
-    let q: Vec<Outbox> = (0..3)
-        .map(|i| send_queued(&mut g, ms(0), numbered(i, 8)))
-        .collect();
-    g.handle_dropped(ms(0), &on_wire(q[2].frames[0].clone()));
+    let q = three_handed_newest_dropped(&mut g, ms(0));
     assert_eq!(g.poll_timeout(), Some(ms(400)));
     let mut g2 = gbn_400ms();
-    for i in 0..3 {
-        send_queued(&mut g2, ms(0), numbered(i, 8));
-    }
-    g2.handle_dropped(ms(0), &on_wire(q[2].frames[0].clone()));
+    three_handed_newest_dropped(&mut g2, ms(0));
     assert!(timeout_queued(&mut g2, ms(400)).is_empty());
     assert_eq!(data_seqs(&timeout_queued(&mut g2, ms(800))), vec![0, 1, 2]);
     // and once the older copies leave, the dropped frame (now the oldest) is resent at its
@@ -417,10 +418,7 @@ fn a_reported_drop_restarts_the_quiet_period_of_the_waiting_copies() {
     // were taken for dropped at 400 ms and queued a second time at their timeouts (800 ms)
     // while their first copies could still be waiting.
     let mut tx = sr_timer(NakPolicy::PerFrame, RetransmitTimer::PerFrame);
-    let q: Vec<Outbox> = (0..3)
-        .map(|i| send_queued(&mut tx, ms(0), numbered(i, 8)))
-        .collect();
-    tx.handle_dropped(ms(300), &on_wire(q[2].frames[0].clone()));
+    let q = three_handed_newest_dropped(&mut tx, ms(300));
     assert_eq!(
         tx.poll_timeout(),
         Some(ms(700)),
