@@ -201,8 +201,12 @@ fn quicken(p: &mut Point) {
 /// 17: status RLP and HDLC tell a late transmit report (of a frame taken as sent after going
 ///     unreported for five status periods or T1) from the report of the next frame of the same
 ///     identity, a status or RR (`LateReports`, session 39); before, they handed a further frame
-///     over with that one still waiting. Only runs with a long MAC access delay change (seed
-///     002 ch. 4's MAC sensitivity: one point, status RLP non-sequencing at L0, by < 0.1 %).
+///     over with that one still waiting. Runs change where a frame of theirs waits past the
+///     fallback (a long MAC access delay, a low scheduler share, a slow link): in the catalogue
+///     one point of seed 002 ch. 4's MAC sensitivity, status RLP non-sequencing at L0, < 0.1 %.
+///     And a reported queue drop restarts the quiet period after which GBN, SR and RLP take
+///     their unreported copies for dropped (`HandOffLog::discard`): runs whose bounded queues
+///     drop frames of these schemes may change (none in the catalogue).
 pub const MODEL_REVISION: u32 = 17;
 
 /// How a cached run is written, part of its key like `MODEL_REVISION`: 2 since session 37, when

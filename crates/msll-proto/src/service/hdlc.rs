@@ -219,6 +219,7 @@ impl Hdlc {
         let f = f.emit();
         kind.count(&mut self.stats, &f);
         self.handed = Some((h, now));
+        self.late.handed();
         out.send(f);
     }
 
@@ -582,8 +583,8 @@ impl Service for Hdlc {
         }
     }
 
-    /// A bounded queue refuses a frame when it is handed over: the report is that of the frame
-    /// in the scheduler, never a late one.
+    /// A bounded queue refuses a frame when it is handed over: the report is that of the handed
+    /// frame, never a late one.
     fn handle_dropped(&mut self, now: Instant, frame: &Frame) {
         let h = Self::handed_of(frame);
         if self.handed.is_some_and(|(w, _)| w == h) {

@@ -72,7 +72,9 @@ pub trait Service {
     /// scheduler queue (the newest of this service's frames, none of the older ones). It is then
     /// simply lost on the air: its timers start now, as at a transmission, and it is resent as
     /// any lost frame. Drivers with bounded queues should call it when the drop happens
-    /// (`Endpoint` does), before re-reading `poll_timeout`.
+    /// (`Endpoint` does), before re-reading `poll_timeout`; without it the schemes infer the
+    /// drop later (below), and status RLP and HDLC may take the next transmit report of the
+    /// same identity for the dropped frame's (`LateReports`).
     ///
     /// Why: GBN, SR and RLP keep at most one copy of a frame in the scheduler and wait for its
     /// transmission report before they resend it; status RLP and HDLC keep one frame there and
@@ -387,7 +389,8 @@ impl LinkInfo {
 #[derive(Debug)]
 pub(crate) struct HandOffLog<K> {
     q: VecDeque<K>,
-    /// Last report, or the hand-off that made the log non-empty, whichever is later.
+    /// Last report (of a transmission or a drop), or the hand-off that made the log non-empty,
+    /// whichever is later.
     since: Instant,
 }
 
@@ -468,18 +471,31 @@ impl<K: PartialEq + Copy> HandOffLog<K> {
 
 /// For the schemes that keep one frame at a time in the scheduler (status RLP, HDLC): frames
 /// taken as sent after going unreported too long, whose reports may still come (a long medium
-/// access), in hand-off order. The scheduler keeps a service's frames in order, so such a late
-/// report comes before that of any frame handed over since, and a frame handed over since can
-/// share the late one's identity (the next status or supervisory frame): the report must not be
-/// taken for the newer frame's. Any report of a newer frame ends the wait for all of them.
+/// access, or other frames ahead in the queue), in hand-off order. The scheduler keeps a
+/// service's frames in order, so such a late report comes before that of any frame handed over
+/// since, and a frame handed over since can share the late one's identity (the next status or
+/// supervisory frame): the report must not be taken for the newer frame's. Any report of a
+/// newer frame ends the wait for all of them.
+///
+/// A driver that drops frames without reporting them (`Service::handle_dropped`) breaks the
+/// premise: the dropped frame is taken as sent, its report never comes, and the report of the
+/// next frame of its identity is taken for it. So a frame handed over while such a report was
+/// consumed, and then taken as sent itself, is not waited for: its report was probably the one
+/// consumed. Without that rule a silently dropped status made every following status wait its
+/// whole fallback period (review, session 39).
 #[derive(Debug)]
 pub(crate) struct LateReports<H> {
     q: VecDeque<H>,
+    /// A late report was consumed since the last hand-off.
+    consumed: bool,
 }
 
 impl<H> Default for LateReports<H> {
     fn default() -> Self {
-        LateReports { q: VecDeque::new() }
+        LateReports {
+            q: VecDeque::new(),
+            consumed: false,
+        }
     }
 }
 
@@ -487,8 +503,16 @@ impl<H> Default for LateReports<H> {
 const MAX_LATE_REPORTS: usize = 8;
 
 impl<H: PartialEq + Copy> LateReports<H> {
-    /// `h` was taken as sent without a report.
+    /// A frame was handed to the scheduler.
+    pub(crate) fn handed(&mut self) {
+        self.consumed = false;
+    }
+
+    /// `h`, the frame in the scheduler, was taken as sent without a report.
     pub(crate) fn taken_as_sent(&mut self, h: H) {
+        if self.consumed {
+            return; // its report was probably the late one consumed meanwhile
+        }
         if self.q.len() == MAX_LATE_REPORTS {
             self.q.pop_front();
         }
@@ -501,6 +525,7 @@ impl<H: PartialEq + Copy> LateReports<H> {
         match self.q.iter().position(|&l| l == h) {
             Some(i) => {
                 self.q.drain(..=i);
+                self.consumed = true;
                 true
             }
             None => {

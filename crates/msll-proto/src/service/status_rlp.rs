@@ -214,6 +214,7 @@ impl StatusRlp {
         let f = f.emit();
         kind.count(&mut self.stats, &f);
         self.handed = Some((h, now));
+        self.late.handed();
         out.send(f);
     }
 
@@ -485,8 +486,8 @@ impl Service for StatusRlp {
 
     fn handle_transmitted(&mut self, now: Instant, frame: &Frame) {
         let h = handed_of(frame);
-        // Only a status can share a late frame's identity here: a data frame is resent only
-        // after MTBT, behind a frame handed over since, whose report follows the late one.
+        // Usually a status shares a late frame's identity: a data frame is resent only after
+        // MTBT, mostly behind a frame handed over since. Queue order makes either case right.
         if self.late.is_late(h) {
             return;
         }
@@ -498,7 +499,7 @@ impl Service for StatusRlp {
     }
 
     /// A bounded queue refuses a frame when it is handed over, so the report is always that of
-    /// the frame in the scheduler (never a late one): taken as sent and lost at once.
+    /// the handed frame (never a late one): taken as sent and lost at once.
     fn handle_dropped(&mut self, now: Instant, frame: &Frame) {
         let h = handed_of(frame);
         if self.handed.is_some_and(|(w, _)| w == h) {

@@ -414,7 +414,7 @@ fn a_reset_collision_sends_no_stale_sabme() {
 /// access); that report is its own, not the next RR's: taken for the next one's, it handed an
 /// I frame to the scheduler with that RR still waiting (two frames at a time).
 #[test]
-fn a_late_report_is_not_taken_for_the_next_rrs() {
+fn a_late_report_is_not_taken_for_the_next_rr_s() {
     let mut r = Hdlc::new(HdlcConfig::seed002(HdlcMode::Lapb));
     let mut out = Outbox::default();
     r.handle_frame(ms(0), i_frame(0), &mut out);

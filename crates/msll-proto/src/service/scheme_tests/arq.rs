@@ -412,25 +412,22 @@ fn a_reported_drop_leaves_the_older_copies_waiting() {
 
 #[test]
 fn a_reported_drop_restarts_the_quiet_period_of_the_waiting_copies() {
-    // A drop at 300 ms proves that the copies handed off at 0 still wait in the (full) queue
-    // then, so the rule that takes silent copies for dropped (`HandOffLog`: nothing reported
-    // for one RTO) counts from the drop, not from the hand-off: without the restart, 0 and 1
-    // were taken for dropped at 400 ms and queued a second time at their timeouts (800 ms)
-    // while their first copies could still be waiting.
+    // A drop at 300 ms proves that the copies handed off at 0 still wait in the queue then, so
+    // the rule that takes silent copies for dropped (`HandOffLog`: nothing reported for one RTO)
+    // counts from the drop, not from the hand-off. Without the restart, 0 and 1 were taken for
+    // dropped at 400 ms and their timers, run from then, queued second copies at 800 ms.
     let mut tx = sr_timer(NakPolicy::PerFrame, RetransmitTimer::PerFrame);
-    let q = three_handed_newest_dropped(&mut tx, ms(300));
+    three_handed_newest_dropped(&mut tx, ms(300));
     assert_eq!(
         tx.poll_timeout(),
         Some(ms(700)),
         "frame 2's timer and the quiet period, both from the drop"
     );
-    assert!(timeout_queued(&mut tx, ms(699)).is_empty());
-    // 0 and 1 leave before the quiet period ends: no second copy of either, ever
-    transmitted(&mut tx, ms(650), &q[0]);
-    transmitted(&mut tx, ms(660), &q[1]);
+    assert!(timeout_queued(&mut tx, ms(400)).is_empty());
+    // no report at all: at 700 ms frame 2 is resent, and 0 and 1 are taken for dropped then
     assert_eq!(data_seqs(&timeout_queued(&mut tx, ms(700))), vec![2]);
-    assert!(timeout_queued(&mut tx, ms(1049)).is_empty());
-    assert_eq!(data_seqs(&timeout_queued(&mut tx, ms(1050))), vec![0]);
+    assert!(timeout_queued(&mut tx, ms(800)).is_empty());
+    assert_eq!(data_seqs(&timeout_queued(&mut tx, ms(1100))), vec![0, 1]);
 }
 
 #[test]

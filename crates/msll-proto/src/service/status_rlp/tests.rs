@@ -414,7 +414,7 @@ fn a_dropped_frame_is_taken_as_sent_at_once() {
 /// status's, the late report handed a further frame to the scheduler with that status still
 /// waiting: two at a time.
 #[test]
-fn a_late_report_is_not_taken_for_a_later_frames() {
+fn a_late_report_is_not_taken_for_a_later_frame_s() {
     let mut s = direct(15);
     let ms = |m: u64| Instant::ZERO + Duration::from_millis(m);
     let mut out = Outbox::default();
@@ -438,4 +438,38 @@ fn a_late_report_is_not_taken_for_a_later_frames() {
     s.handle_transmitted(ms(1300), &second);
     s.handle_timeout(ms(1300), &mut out);
     assert_eq!(flush(&mut s, ms(1300), &mut out), vec![0]);
+}
+
+/// A driver that drops a frame without reporting it breaks `LateReports`' premise: the dropped
+/// status is taken as sent after 1 s and the next status's report is taken for its late one.
+/// That status, taken as sent in turn, is not waited for again, so data flows after one more
+/// fallback period instead of every status waiting its whole period for ever (review, session
+/// 39: one status per second and no data frame).
+#[test]
+fn a_silently_dropped_status_stalls_for_one_more_period_only() {
+    let mut s = direct(15);
+    let ms = |m: u64| Instant::ZERO + Duration::from_millis(m);
+    let mut out = Outbox::default();
+    s.handle_timeout(ms(200), &mut out);
+    out.frames.clear(); // dropped by the driver, never reported
+    for t in [400, 600, 800, 1000] {
+        s.handle_timeout(ms(t), &mut out);
+    }
+    s.handle_timeout(ms(1200), &mut out);
+    let second = out.frames.pop().unwrap();
+    s.handle_transmitted(ms(1210), &second); // taken for the first status's late report
+    s.handle_timeout(ms(1210), &mut out);
+    s.handle_packet(ms(1220), numbered(0, 100), &mut out);
+    assert!(out.frames.is_empty(), "the second status counts as waiting");
+    for t in [1400, 1600, 1800, 2000] {
+        s.handle_timeout(ms(t), &mut out);
+        assert!(out.frames.is_empty());
+    }
+    s.handle_timeout(ms(2200), &mut out);
+    let third = out.frames.pop().unwrap();
+    assert_eq!(StatusFrame::data_seq(&third), None, "this period's status");
+    s.handle_transmitted(ms(2210), &third);
+    s.handle_timeout(ms(2210), &mut out);
+    assert_eq!(out.frames.len(), 1);
+    assert_eq!(StatusFrame::data_seq(&out.frames[0]), Some(0), "data flows");
 }
