@@ -1118,6 +1118,53 @@ flows = [1, 3]
         says(&v, "LAN1/L2/default: conf.loss measured in 0 of 30 runs");
     }
 
+    /// `reproduce` frees every run's metrics once a scenario's data files are written
+    /// (`PointResult::forget_run_metrics`): the verdicts, which read the summaries and the number
+    /// of runs, must not change, including the count of runs that measured a metric.
+    #[test]
+    fn verdicts_are_the_same_after_the_runs_metrics_are_forgotten() {
+        let cat = catalogue();
+        let below = r#"{ kind = "below", a = "LAN1/L*/default", value = 0.5 }"#;
+        let claims = parse("claims.toml", &claim("conf_two", "conf.loss", below), &cat).unwrap();
+        let mut prs = conf_loss_results(&[0.0; 12]);
+        for (i, p) in prs.iter_mut().enumerate() {
+            // 30 runs; the third point's first run measured nothing (NaN).
+            p.runs = (0..30)
+                .map(|r| msll_sim::metrics::RunResult {
+                    metrics: BTreeMap::from([(
+                        "conf.loss".to_string(),
+                        if i == 2 && r == 0 {
+                            f64::NAN
+                        } else {
+                            0.01 * (i + r) as f64
+                        },
+                    )]),
+                })
+                .collect();
+            p.replications = (0..30).collect();
+            p.summary = msll_sim::metrics::summarize(&p.runs);
+        }
+        let verdict = |prs: &[PointResult]| {
+            let results: Results = BTreeMap::from([("conf_two".to_string(), (0, prs.to_vec()))]);
+            evaluate(&claims, &results).remove(0)
+        };
+        let before = verdict(&prs);
+        assert!(
+            before.measured.contains("29 of 30 runs measured it"),
+            "{}",
+            before.measured
+        );
+        prs.iter_mut().for_each(PointResult::forget_run_metrics);
+        assert!(prs.iter().all(|p| p.runs.len() == 30
+            && p.runs.iter().all(|r| r.metrics.is_empty())
+            && p.summary["conf.loss"].n >= 29));
+        let after = verdict(&prs);
+        assert_eq!(
+            (after.status, after.measured),
+            (before.status, before.measured)
+        );
+    }
+
     /// `close` over single runs has no spread to compare: not judged, rather than demanding
     /// equal values. Two runs a side are judged on their sds.
     #[test]

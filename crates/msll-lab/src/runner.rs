@@ -38,6 +38,18 @@ pub struct PointResult {
     pub missing: usize,
 }
 
+impl PointResult {
+    /// Frees every run's metrics and keeps the rest: the summary, the replication numbers, and as
+    /// many (empty) runs as there were, which is what the claims and the report read (how many
+    /// runs measured a metric against how many ran). `reproduce` calls it once a scenario's data
+    /// files are written, so the whole catalogue's runs are never held at once.
+    pub fn forget_run_metrics(&mut self) {
+        for run in &mut self.runs {
+            run.metrics = BTreeMap::new();
+        }
+    }
+}
+
 pub fn run_scenario(sc: &Scenario, opts: &RunOptions) -> anyhow::Result<Vec<PointResult>> {
     let reps = opts.reps.unwrap_or(sc.raw.scenario.replications).max(1);
     let seed = opts.seed.unwrap_or(sc.raw.scenario.seed);
