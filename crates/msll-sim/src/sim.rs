@@ -319,6 +319,11 @@ struct VideoAgent {
     /// `video.local_rtx_per_flow` counts the window's own, as TCP's do (seed 003 sec. 4: every
     /// metric over [2, 60) s; review, session 36).
     local_rtx_at_warmup: Option<u64>,
+    /// The counters the window's metrics end with, taken at its end (`duration_s`) when the run
+    /// drains beyond it: each flow's TCP (retransmissions, timeouts, segments sent), then the
+    /// schemes' retransmissions. `None`: the run ended at the window's end, so the counters at the
+    /// end are those.
+    at_stop: Option<(Vec<(u64, u64, u64)>, u64)>,
 }
 
 /// Ports of the video apps: the k-th app's flows use `VIDEO_PORT_BASE + k * 1000 + flow`.
@@ -1040,6 +1045,7 @@ impl Simulation {
                             client: dst,
                             server: src,
                             local_rtx_at_warmup: None,
+                            at_stop: None,
                         })),
                         None,
                     );
@@ -1269,6 +1275,19 @@ impl Simulation {
         } else {
             Instant::from_secs_f64(self.cfg.duration_s + self.cfg.drain_s)
         };
+        if !no_drain
+            && self
+                .agents
+                .iter()
+                .any(|a| matches!(a.agent, Agent::Video(_)))
+        {
+            // Seed 003 sec. 4: every video metric is over [2, 60) s. A drain after the window
+            // must not add its retransmissions to the window's (`video_metrics`); deliveries
+            // after it do not count (`app::video`). Running to the window's end first and then
+            // on is the same run as running to the end at once.
+            self.run_until(Instant::from_secs_f64(self.cfg.duration_s));
+            self.snapshot_video_window_end();
+        }
         self.run_until(end);
         if no_drain {
             // No drain: packets of the last seconds may still be on their way (AMB-10).
@@ -1926,13 +1945,32 @@ impl Simulation {
         }
     }
 
+    /// Takes every video app's counters at its window's end (`VideoAgent::at_stop`).
+    fn snapshot_video_window_end(&mut self) {
+        let local = self.scheme_stats().retransmissions;
+        for a in &mut self.agents {
+            if let Agent::Video(v) = &mut a.agent {
+                let flows = v
+                    .app
+                    .flows()
+                    .map(|(_, src, _)| {
+                        let s = src.stats();
+                        (s.retransmissions, s.timeouts, s.segments_sent)
+                    })
+                    .collect();
+                v.at_stop = Some((flows, local));
+            }
+        }
+    }
+
     /// Seed 003 sec. 4's metrics of each video app over its window (`app::video`).
     fn video_metrics(&self, r: &mut RunResult) {
+        let now_local = self.scheme_stats().retransmissions;
         let apps = self.agents.iter().filter_map(|a| match &a.agent {
-            Agent::Video(v) => Some((&v.app, v.local_rtx_at_warmup)),
+            Agent::Video(v) => Some((&v.app, v.local_rtx_at_warmup, v.at_stop.as_ref())),
             _ => None,
         });
-        for (k, (app, local0)) in apps.enumerate() {
+        for (k, (app, local0, at_stop)) in apps.enumerate() {
             let p = metric_prefix("video", k);
             let par = app.params();
             let window = par.stop.saturating_since(par.warmup).as_secs_f64();
@@ -1940,7 +1978,7 @@ impl Simulation {
             let (mut rtpi, mut delayed, mut lost) = (0.0, 0.0, 0.0);
             let (mut rtx, mut tmo, mut sent, mut segs) = (0u64, 0u64, 0u64, 0u64);
             let mut measured = 0usize;
-            for (st, src, _) in app.flows() {
+            for (i, (st, src, _)) in app.flows().enumerate() {
                 goodputs.push(if window > 0.0 {
                     st.window_bytes as f64 * 8.0 / window
                 } else {
@@ -1955,12 +1993,17 @@ impl Simulation {
                 }
                 // The window's own: what the sender had done by the first frame of the window
                 // (its slow-start overshoot, the first 2 s) is left out, as for `sent`.
-                let (r0, t0) = st
-                    .rtx_at_warmup
-                    .unwrap_or((src.stats().retransmissions, src.stats().timeouts));
-                rtx += src.stats().retransmissions - r0;
-                tmo += src.stats().timeouts - t0;
-                segs += src.stats().segments_sent;
+                let (r1, t1, s1) = at_stop.map_or_else(
+                    || {
+                        let s = src.stats();
+                        (s.retransmissions, s.timeouts, s.segments_sent)
+                    },
+                    |(flows, _)| flows[i],
+                );
+                let (r0, t0) = st.rtx_at_warmup.unwrap_or((r1, t1));
+                rtx += r1 - r0;
+                tmo += t1 - t0;
+                segs += s1;
                 sent += st.sent;
             }
             let flows = goodputs.len() as f64;
@@ -1979,8 +2022,8 @@ impl Simulation {
             // Snoop's (or any scheme's) local retransmissions in the window, on every interface,
             // shared out over the flows: meant for runs whose only traffic is this app (seed
             // 003's). A window that never opened counts none, as for TCP's.
-            let now_local = self.scheme_stats().retransmissions;
-            let local = (now_local - local0.unwrap_or(now_local)) as f64;
+            let end_local = at_stop.map_or(now_local, |&(_, l)| l);
+            let local = (end_local - local0.unwrap_or(end_local)) as f64;
             r.set(&format!("{p}.local_rtx_per_flow"), local / flows);
             r.set(
                 &format!("{p}.unmatched"),

@@ -439,6 +439,11 @@ impl TcpSender {
     pub fn rtt(&self) -> &RttEstimator {
         &self.rtt
     }
+    /// Westwood+'s or TCP-Real's measurements (`rate.rs`), for the tests of their responses.
+    #[cfg(test)]
+    pub(crate) fn rate_state(&self) -> Option<&RateCtl> {
+        self.rate.as_deref()
+    }
     /// Whether Fast Recovery is in progress (`last_cwnd_action_ == DUPACK`).
     pub fn in_fast_recovery(&self) -> bool {
         self.last_cwnd_action == CwndAction::DupAck

@@ -214,6 +214,122 @@ fn second_loss(cfg: TcpConfig) -> TcpSender {
     s
 }
 
+/// A loss-free pipe of round-trip time `rtt`: the packets of `flight`, sent at `t0`, are
+/// acknowledged in order `rtt` later, 0.1 ms apart, and what the ACKs release makes the next
+/// round. The last round's ACKs come `slow` times further apart (1: as the others); with
+/// `lost = Some(k)`, the last round's k-th packet is not acknowledged and the rest of that round
+/// give duplicate ACKs. Returns the time of the last ACK and the packets in flight then.
+fn pipe(
+    s: &mut TcpSender,
+    mut flight: Vec<i64>,
+    t0: f64,
+    rtt: f64,
+    rounds: usize,
+    slow: f64,
+    lost: Option<usize>,
+) -> (f64, Vec<i64>) {
+    let (mut t, mut last) = (t0, t0);
+    for round in 0..rounds {
+        let end = round + 1 == rounds;
+        t = last + rtt;
+        let gap = if end { 1e-4 * slow } else { 1e-4 };
+        let mut next = Vec::new();
+        let mut cum = None;
+        for (k, &p) in flight.iter().enumerate() {
+            last = t + k as f64 * gap;
+            if end && lost == Some(k) {
+                cum = Some(p - 1);
+                continue;
+            }
+            s.handle_ack(at(last), &ack(cum.unwrap_or(p)));
+            next.extend(sent(s, at(last)));
+        }
+        flight = next;
+    }
+    (last, flight)
+}
+
+/// A Westwood+ or TCP-Real sender with much to send, and its first packet.
+fn rate_sender(variant: TcpVariant) -> (TcpSender, Vec<i64>) {
+    let mut s = sender(TcpConfig {
+        variant,
+        window: 64,
+        ..TcpConfig::dissertation(SEG)
+    });
+    s.send(at(0.0), 100_000);
+    let first = sent(&mut s, at(0.0));
+    (s, first)
+}
+
+/// Westwood+ after a timeout: ssthresh = max(2, floor(B RTT_min)) from its bandwidth estimate,
+/// not Reno's half window, and cwnd 1 (seed003.md sec. 3.5; review, session 40: only `rate.rs`'s
+/// arithmetic was tested, not the sender's use of it).
+#[test]
+fn westwood_timeout_sets_ssthresh_from_the_bandwidth_estimate() {
+    let (mut s, first) = rate_sender(TcpVariant::WESTWOOD);
+    pipe(&mut s, first, 0.0, 0.1, 7, 1.0, None);
+    let r = s.rate_state().unwrap();
+    let ss = ((r.bwe * r.rtt_min).floor() as i64).max(2);
+    let reno = (s.cwnd().floor() as i64 / 2).max(2);
+    assert!(
+        r.bwe > 0.0 && ss != reno,
+        "B {} RTT_min {} cwnd {}",
+        r.bwe,
+        r.rtt_min,
+        s.cwnd()
+    );
+    let d = s.poll_timeout().unwrap();
+    s.handle_timeout(d);
+    assert_eq!((s.ssthresh(), s.cwnd()), (ss, 1.0));
+    assert_eq!(s.stats().timeouts, 1);
+}
+
+/// Westwood+ on three duplicate ACKs: the same ssthresh, and cwnd cut to it if above.
+#[test]
+fn westwood_dupacks_set_ssthresh_from_the_bandwidth_estimate() {
+    let (mut s, first) = rate_sender(TcpVariant::WESTWOOD);
+    let (t, flight) = pipe(&mut s, first, 0.0, 0.1, 6, 1.0, None);
+    let reno = ((s.cwnd().floor() as i64).min(64) / 2).max(2);
+    pipe(&mut s, flight, t, 0.1, 1, 1.0, Some(8));
+    assert_eq!(s.stats().fast_retransmits, 1);
+    let r = s.rate_state().unwrap();
+    let ss = ((r.bwe * r.rtt_min).floor() as i64).max(2);
+    assert_ne!(ss, reno, "B {} RTT_min {}", r.bwe, r.rtt_min);
+    assert_eq!(s.ssthresh(), ss);
+    assert!(
+        s.cwnd() <= ss as f64,
+        "cwnd {} above ssthresh {ss}",
+        s.cwnd()
+    );
+}
+
+/// TCP-Real on three duplicate ACKs: with a steady receiving rate the loss is transient
+/// (wireless): ssthresh = window(), cwnd kept; after an epoch whose rate fell by more than 10 %
+/// it is congestion: Reno's halving (seed 003 sec. 3.5).
+#[test]
+fn real_halves_on_dupacks_only_after_a_rate_drop() {
+    let (mut steady, first) = rate_sender(TcpVariant::REAL);
+    let (t, flight) = pipe(&mut steady, first, 0.0, 0.1, 7, 1.0, None);
+    let before = steady.cwnd();
+    pipe(&mut steady, flight, t, 0.1, 1, 1.0, Some(8));
+    assert_eq!(steady.stats().fast_retransmits, 1);
+    let r = steady.rate_state().unwrap();
+    assert!(!r.congested && r.transient_losses == 1);
+    assert!(steady.cwnd() >= before, "{} < {before}", steady.cwnd());
+    assert!(steady.ssthresh() >= before.floor() as i64);
+
+    let (mut slowed, first) = rate_sender(TcpVariant::REAL);
+    let (t, flight) = pipe(&mut slowed, first, 0.0, 0.1, 7, 1.0, None);
+    // A round whose ACKs come 1,000 times further apart (0.1 s): the epoch its second or third
+    // ACK closes sees the rate fall by far more than 10 %; its 5th packet is lost, and the
+    // duplicate ACKs close no epoch.
+    pipe(&mut slowed, flight, t, 0.1, 1, 1000.0, Some(4));
+    assert_eq!(slowed.stats().fast_retransmits, 1);
+    let r = slowed.rate_state().unwrap();
+    assert!(r.congested && r.transient_losses == 0);
+    assert_eq!(slowed.cwnd(), slowed.ssthresh() as f64, "halved");
+}
+
 #[test]
 fn second_loss_in_window_2_1b4_halves_again() {
     let mut s = second_loss(TcpConfig::dissertation(SEG));
