@@ -323,8 +323,12 @@ struct VideoAgent {
     /// drains beyond it: each flow's TCP (retransmissions, timeouts, segments sent), then the
     /// schemes' retransmissions. `None`: the run ended at the window's end, so the counters at the
     /// end are those.
-    at_stop: Option<(Vec<(u64, u64, u64)>, u64)>,
+    at_stop: Option<WindowEnd>,
 }
+
+/// `VideoAgent::at_stop`: per flow (retransmissions, timeouts, segments sent), then the schemes'
+/// retransmissions.
+type WindowEnd = (Vec<(u64, u64, u64)>, u64);
 
 /// Ports of the video apps: the k-th app's flows use `VIDEO_PORT_BASE + k * 1000 + flow`.
 const VIDEO_PORT_BASE: u16 = 8000;

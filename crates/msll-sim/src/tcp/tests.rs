@@ -228,10 +228,10 @@ fn pipe(
     slow: f64,
     lost: Option<usize>,
 ) -> (f64, Vec<i64>) {
-    let (mut t, mut last) = (t0, t0);
+    let mut last = t0;
     for round in 0..rounds {
         let end = round + 1 == rounds;
-        t = last + rtt;
+        let t = last + rtt;
         let gap = if end { 1e-4 * slow } else { 1e-4 };
         let mut next = Vec::new();
         let mut cum = None;
