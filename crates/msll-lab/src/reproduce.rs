@@ -207,7 +207,11 @@ fn quicken(p: &mut Point) {
 ///     And a reported queue drop restarts the quiet period after which GBN, SR and RLP take
 ///     their unreported copies for dropped (`HandOffLog::discard`): runs whose bounded queues
 ///     drop frames of these schemes may change (none in the catalogue).
-pub const MODEL_REVISION: u32 = 17;
+/// 18: TCP-Real's hold and gamma cut adjust the window in congestion avoidance only (seed 003
+///     sec. 3.5; session 40 review): a slow start could be frozen or cut before. TCP-Real runs
+///     change. Also (no catalogue run changes): a video run that drains past its window keeps
+///     its metrics to the window.
+pub const MODEL_REVISION: u32 = 18;
 
 /// How a cached run is written, part of its key like `MODEL_REVISION`: 2 since session 37, when
 /// infinities became `"inf"` / `"-inf"` (format 1 wrote them as `null`, which reads back as an

@@ -48,7 +48,8 @@ pub(crate) struct RateCtl {
     pub hold: bool,
     /// TCP-Real: the last closed epoch saw a significant rate decrease (congestion).
     pub congested: bool,
-    /// TCP-Real: losses judged transient (no window cut) and gentle gamma decreases.
+    /// TCP-Real: losses judged transient (no window cut), and epochs whose rate drop asked for
+    /// a gentle gamma decrease (applied in congestion avoidance only, `TcpSender::rate_ack`).
     pub transient_losses: u64,
     pub gamma_cuts: u64,
 }

@@ -848,9 +848,12 @@ impl TcpSender {
     fn rate_ack(&mut self, now: Instant, acked: i64, cwnd0: f64) {
         let r = self.rate.as_deref_mut().expect("a rate-measuring sender");
         let action = r.on_ack(now.as_secs_f64(), acked.max(0) as u64);
-        if let RateKind::Real { .. } = r.kind {
+        // Seed 003 sec. 3.5: gamma "determines the window adjustments during congestion
+        // avoidance"; slow start grows as Reno's (the epochs are still measured, for the loss
+        // classification). Before session 40 a slow start could be frozen or cut too.
+        if let (RateKind::Real { .. }, true) = (r.kind, cwnd0 >= self.ssthresh as f64) {
             // TCP-Real: no growth through an epoch after a small rate decrease; a large one
-            // cuts the window by gamma (seed 003 sec. 3.5).
+            // cuts the window by gamma.
             if r.hold {
                 self.cwnd = cwnd0;
             }

@@ -330,6 +330,35 @@ fn real_halves_on_dupacks_only_after_a_rate_drop() {
     assert_eq!(slowed.cwnd(), slowed.ssthresh() as f64, "halved");
 }
 
+/// TCP-Real's hold and gamma cut adjust the window in congestion avoidance only (seed 003 sec.
+/// 3.5: gamma "determines the window adjustments during congestion avoidance"): a rate drop in
+/// slow start leaves Reno's growth of one packet per ACK, and the same drop past ssthresh cuts.
+#[test]
+fn real_adjusts_its_window_in_congestion_avoidance_only() {
+    let (mut s, first) = rate_sender(TcpVariant::REAL);
+    let (t, flight) = pipe(&mut s, first, 0.0, 0.1, 4, 1.0, None);
+    let (before, n) = (s.cwnd(), flight.len() as f64);
+    assert!(before + n < s.ssthresh() as f64, "still in slow start");
+    pipe(&mut s, flight, t, 0.1, 1, 1000.0, None);
+    assert!(s.rate_state().unwrap().gamma_cuts > 0);
+    assert_eq!(s.cwnd(), before + n, "slow start is Reno's");
+
+    // ssthresh starts at window_ (8): past it, the same slowed round cuts the window.
+    let mut s = sender(TcpConfig {
+        variant: TcpVariant::REAL,
+        window: 8,
+        ..TcpConfig::dissertation(SEG)
+    });
+    s.send(at(0.0), 100_000);
+    let first = sent(&mut s, at(0.0));
+    let (t, flight) = pipe(&mut s, first, 0.0, 0.1, 6, 1.0, None);
+    let before = s.cwnd();
+    assert!(before >= s.ssthresh() as f64, "congestion avoidance");
+    pipe(&mut s, flight, t, 0.1, 1, 1000.0, None);
+    assert!(s.rate_state().unwrap().gamma_cuts > 0);
+    assert!(s.cwnd() < before, "cut: {} from {before}", s.cwnd());
+}
+
 #[test]
 fn second_loss_in_window_2_1b4_halves_again() {
     let mut s = second_loss(TcpConfig::dissertation(SEG));
