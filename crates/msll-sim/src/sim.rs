@@ -767,6 +767,24 @@ impl Simulation {
                             reason: "an IP packet has at most 65535 bytes".into(),
                         });
                     }
+                    // As the scenario loader: a negative, NaN or infinite mean saturated to 0 ns
+                    // (back-to-back one-packet talkspurts) or never ended.
+                    for (name, v, min_ok) in [
+                        ("talk_mean_s", talk_mean_s, false),
+                        ("silence_mean_s", silence_mean_s, true),
+                    ] {
+                        if !(v.is_finite() && (v > 0.0 || (min_ok && v == 0.0))) {
+                            return Err(SpecError {
+                                field: format!("apps[{ai}].{name}"),
+                                value: v.to_string(),
+                                reason: if min_ok {
+                                    "must be finite and >= 0".into()
+                                } else {
+                                    "must be finite and > 0".into()
+                                },
+                            });
+                        }
+                    }
                     // The interval is whole nanoseconds: 0 would send for ever at one instant.
                     if peak_rate_bps == 0
                         || (packet_size as u128 * 8 * 1_000_000_000) < peak_rate_bps as u128

@@ -369,28 +369,41 @@ fn a_run_ended_by_a_transfer_leaves_its_last_sends_out_of_the_loss() {
     assert!(without_guard > 0.0, "no run ended with a packet in flight");
 }
 
-/// The direct configuration path refuses conferencing packets the scenario loader refuses:
-/// larger than an IP packet, or so fast that the interval rounds to 0 ns (which sent for ever
-/// at one instant).
+/// The direct configuration path refuses conferencing sources the scenario loader refuses:
+/// packets larger than an IP packet, so fast that the interval rounds to 0 ns (which sent for
+/// ever at one instant), or talkspurt and silence means that are not positive (talk) or
+/// non-negative (silence) and finite (they saturated to 0 ns: back-to-back one-packet
+/// talkspurts; review, session 40).
 #[test]
 fn impossible_conferencing_sources_are_refused() {
-    for (size, rate, field) in [
-        (70_000usize, 9_600u64, "apps[0].packet_size"),
-        (44, 400_000_000_000, "apps[0].peak_rate_bps"),
-        (44, 0, "apps[0].peak_rate_bps"),
+    for (size, rate, talk, silence, field) in [
+        (70_000usize, 9_600u64, 1.0, 1.35, "apps[0].packet_size"),
+        (44, 400_000_000_000, 1.0, 1.35, "apps[0].peak_rate_bps"),
+        (44, 0, 1.0, 1.35, "apps[0].peak_rate_bps"),
+        (44, 9_600, -1.0, 1.35, "apps[0].talk_mean_s"),
+        (44, 9_600, 0.0, 1.35, "apps[0].talk_mean_s"),
+        (44, 9_600, f64::NAN, 1.35, "apps[0].talk_mean_s"),
+        (44, 9_600, 1.0, -0.5, "apps[0].silence_mean_s"),
+        (44, 9_600, 1.0, f64::INFINITY, "apps[0].silence_mean_s"),
     ] {
         let mut cfg = conf("cellular", Topology::Lan1, 0, 10.0);
         cfg.apps = vec![AppSpec::Conference {
             peak_rate_bps: rate,
             packet_size: size,
-            talk_mean_s: 1.0,
-            silence_mean_s: 1.35,
+            talk_mean_s: talk,
+            silence_mean_s: silence,
             start_s: 0.0,
             tos: 0,
         }];
         let e = msll_sim::Simulation::new(&cfg, std::path::Path::new("."))
             .err()
-            .unwrap_or_else(|| panic!("{size} B at {rate} bit/s accepted"));
+            .unwrap_or_else(|| panic!("{size} B at {rate} bit/s, {talk} / {silence} s accepted"));
         assert_eq!(e.field, field);
     }
+    // A silence of 0 is a source that never pauses: allowed, as the loader allows it.
+    let mut cfg = conf("cellular", Topology::Lan1, 0, 10.0);
+    if let AppSpec::Conference { silence_mean_s, .. } = &mut cfg.apps[0] {
+        *silence_mean_s = 0.0;
+    }
+    assert!(msll_sim::Simulation::new(&cfg, std::path::Path::new(".")).is_ok());
 }
