@@ -1292,6 +1292,16 @@ impl Simulation {
                 .iter()
                 .all(|a| matches!(a, AppSpec::Www { .. }));
         let no_drain = self.transfers_left > 0 || www_only;
+        if no_drain {
+            // The delays of the packets the cutoff below may leave out (AMB-10) are held until
+            // it is known.
+            let guard = Duration::from_secs_f64(self.cfg.conf_end_guard_s);
+            for a in &mut self.agents {
+                if let Agent::UdpSink(s) = &mut a.agent {
+                    s.hold_back(guard);
+                }
+            }
+        }
         let end = if no_drain {
             Instant::from_secs_f64(self.cfg.duration_s)
         } else {
@@ -2211,12 +2221,13 @@ impl Simulation {
             let p = metric_prefix("conf", k);
             // Without a drain, only the packets sent before the cutoff, and of them those
             // received (AMB-10).
-            let (sent, received) = match self.conf_cutoff {
+            // The same packets for the delays (the sink held the last ones back: `run`).
+            let (sent, received, delays) = match self.conf_cutoff {
                 Some(t) => {
                     let n = src.sent_before(t);
-                    (n, sink.received_below(n))
+                    (n, sink.received_below(n), sink.delays_below(n))
                 }
-                None => (src.sent, sink.received),
+                None => (src.sent, sink.received, sink.delays()),
             };
             let sent = sent as f64;
             r.set(&format!("{p}.sent"), sent);
@@ -2231,12 +2242,13 @@ impl Simulation {
                 },
             );
             // Nothing delivered: no delay was measured. NaN (not 0, which read as a perfect
-            // link), which the summaries leave out of their means and count out of `n`.
-            let (m, sd, lo, hi) = if sink.received > 0 {
-                let (m, sd) = (sink.mean_delay_ms(), sink.sd_delay_ms());
-                (m, sd, sink.min_ms, sink.max_ms)
+            // link), which the summaries leave out of their means and count out of `n`; one
+            // packet: no spread was measured (NaN SD).
+            let (m, sd) = (delays.mean_ms(), delays.sd_ms());
+            let (lo, hi) = if delays.count > 0 {
+                (delays.min_ms, delays.max_ms)
             } else {
-                (f64::NAN, f64::NAN, f64::NAN, f64::NAN)
+                (f64::NAN, f64::NAN)
             };
             r.set(&format!("{p}.delay_mean_ms"), m);
             r.set(&format!("{p}.delay_sd_ms"), sd);

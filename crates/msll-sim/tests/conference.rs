@@ -349,6 +349,7 @@ fn no_page_means_no_page_time_not_zero_time() {
 #[test]
 fn a_run_ended_by_a_transfer_leaves_its_last_sends_out_of_the_loss() {
     let mut without_guard = 0.0;
+    let mut cut = 0;
     for kb in [200u64, 300, 400, 500, 600, 700] {
         let mut cfg = conf("cellular", Topology::Wan2, 0, 1.0e6);
         cfg.apps.push(AppSpec::Ftp {
@@ -363,10 +364,21 @@ fn a_run_ended_by_a_transfer_leaves_its_last_sends_out_of_the_loss() {
         assert!(sent > 0.0);
         cfg.conf_end_guard_s = 0.0;
         let r0 = &runs(&cfg, 1)[0];
-        assert!(r0.get("conf.sent").unwrap() >= sent);
+        let sent0 = r0.get("conf.sent").unwrap();
+        assert!(sent0 >= sent);
         without_guard += r0.get("conf.loss").unwrap();
+        // The delays are of the same packets as the loss: those the guard leaves out move
+        // them (packets queue behind the transfer's, so no two delays are alike).
+        if sent0 > sent {
+            cut += 1;
+        }
+        for k in ["mean", "sd"] {
+            let m = |r: &RunResult| r.get(&format!("conf.delay_{k}_ms")).unwrap();
+            assert_eq!(m(r) != m(r0), sent0 > sent, "{kb} kB: delay_{k}");
+        }
     }
     assert!(without_guard > 0.0, "no run ended with a packet in flight");
+    assert!(cut > 0, "the guard left no packet out");
 }
 
 /// The direct configuration path refuses conferencing sources the scenario loader refuses:

@@ -200,26 +200,85 @@ impl OnOffSource {
 /// twice the highest number seen): a run of 2^24 losses at least.
 const MAX_SEQ_JUMP: usize = 1 << 24;
 
-/// Instrumented UDP receiver: loss by sequence number, per-packet delay statistics.
-#[derive(Debug, Clone, Default)]
-pub struct UdpSink {
-    seen: Vec<bool>,
-    pub received: u64,
-    pub duplicates: u64,
-    pub malformed: u64,
-    count: u64,
+/// Delay statistics of the packets taken so far (Welford: numerically stable over 10^5 samples).
+#[derive(Debug, Clone, Copy)]
+pub struct DelayStats {
+    pub count: u64,
     mean_ms: f64,
     m2: f64,
     pub min_ms: f64,
     pub max_ms: f64,
 }
 
+impl Default for DelayStats {
+    fn default() -> Self {
+        DelayStats {
+            count: 0,
+            mean_ms: 0.0,
+            m2: 0.0,
+            min_ms: f64::INFINITY,
+            max_ms: f64::NEG_INFINITY,
+        }
+    }
+}
+
+impl DelayStats {
+    fn add(&mut self, d: f64) {
+        self.count += 1;
+        let delta = d - self.mean_ms;
+        self.mean_ms += delta / self.count as f64;
+        self.m2 += delta * (d - self.mean_ms);
+        self.min_ms = self.min_ms.min(d);
+        self.max_ms = self.max_ms.max(d);
+    }
+
+    /// NaN when no packet was taken: no delay was measured (not 0, a perfect link).
+    pub fn mean_ms(&self) -> f64 {
+        if self.count > 0 {
+            self.mean_ms
+        } else {
+            f64::NAN
+        }
+    }
+
+    /// Sample standard deviation (AMB-12); NaN below two packets, as `Summary::of` gives for
+    /// one measurement (no spread was measured).
+    pub fn sd_ms(&self) -> f64 {
+        if self.count > 1 {
+            (self.m2 / (self.count - 1) as f64).sqrt()
+        } else {
+            f64::NAN
+        }
+    }
+}
+
+/// Instrumented UDP receiver: loss by sequence number, per-packet delay statistics.
+///
+/// A run without a drain leaves the packets sent in its last `conf_end_guard_s` out of its
+/// loss (AMB-10, `Simulation::run`); with `hold_back` set, the sink holds the delays of the
+/// packets sent in the last `hold_back` before the newest reception, so that the same packets
+/// can be left out of the delay statistics (`delays_below`). Packets leave the hold in
+/// reception order, so the statistics fold the same delays in the same order as without it.
+#[derive(Debug, Clone, Default)]
+pub struct UdpSink {
+    seen: Vec<bool>,
+    pub received: u64,
+    pub duplicates: u64,
+    pub malformed: u64,
+    delays: DelayStats,
+    hold_back: Option<Duration>,
+    /// (send time, sequence number, delay in ms) of the held packets, in reception order.
+    held: std::collections::VecDeque<(Instant, u32, f64)>,
+}
+
 impl UdpSink {
     pub fn new() -> Self {
-        UdpSink {
-            min_ms: f64::INFINITY,
-            ..Default::default()
-        }
+        UdpSink::default()
+    }
+
+    /// Hold the delays of packets sent less than `d` before the newest reception (see the type).
+    pub fn hold_back(&mut self, d: Duration) {
+        self.hold_back = Some(d);
     }
 
     pub fn handle_packet(&mut self, now: Instant, pkt: &Packet) {
@@ -257,32 +316,45 @@ impl UdpSink {
         }
         self.seen[seq] = true;
         self.received += 1;
-        // Welford: numerically stable over 10^5 samples.
         let d = (now - sent).as_millis_f64();
-        self.count += 1;
-        let delta = d - self.mean_ms;
-        self.mean_ms += delta / self.count as f64;
-        self.m2 += delta * (d - self.mean_ms);
-        self.min_ms = self.min_ms.min(d);
-        self.max_ms = self.max_ms.max(d);
+        match self.hold_back {
+            None => self.delays.add(d),
+            Some(h) => {
+                // A packet sent before now - h was sent before the run's cutoff (end - h, with
+                // end >= now): it counts whatever the end.
+                while let Some(&(s, _, d)) = self.held.front() {
+                    if s + h >= now {
+                        break;
+                    }
+                    self.delays.add(d);
+                    self.held.pop_front();
+                }
+                self.held.push_back((sent, seq as u32, d));
+            }
+        }
+    }
+
+    /// Delay statistics of every packet taken (held ones included, in reception order).
+    pub fn delays(&self) -> DelayStats {
+        self.delays_below(u64::MAX)
+    }
+
+    /// Delay statistics of the packets taken among sequence numbers `0..n`: the held packets
+    /// from `n` on are left out (the cutoff of `Simulation::run`, as `received_below`).
+    pub fn delays_below(&self, n: u64) -> DelayStats {
+        let mut st = self.delays;
+        for &(_, seq, d) in &self.held {
+            if u64::from(seq) < n {
+                st.add(d);
+            }
+        }
+        st
     }
 
     /// Packets received, counting once each, among sequence numbers `0..n`.
     pub fn received_below(&self, n: u64) -> u64 {
         let n = (n as usize).min(self.seen.len());
         self.seen[..n].iter().filter(|&&x| x).count() as u64
-    }
-
-    pub fn mean_delay_ms(&self) -> f64 {
-        self.mean_ms
-    }
-    /// Sample standard deviation (AMB-12).
-    pub fn sd_delay_ms(&self) -> f64 {
-        if self.count > 1 {
-            (self.m2 / (self.count - 1) as f64).sqrt()
-        } else {
-            0.0
-        }
     }
 }
 
@@ -423,5 +495,74 @@ mod tests {
             assert_eq!(sink.received_below(10), 10);
             assert_eq!(sink.received_below(u64::MAX), out.len() as u64);
         }
+    }
+
+    /// A sink that holds the last packets back gives, for any cutoff, exactly the delay
+    /// statistics of a plain sink fed only the packets below it, in the same order (bit for
+    /// bit), and for no cutoff those of a plain sink fed everything; one packet has no SD.
+    #[test]
+    fn held_packets_leave_the_delays_exactly_where_the_cutoff_says() {
+        let mut s = cellular_source(200.0);
+        let mut out = Vec::new();
+        while let Some(t) = s.poll_timeout() {
+            s.handle_timeout(t, &mut out);
+        }
+        let sent_at = |p: &Packet| {
+            let off = IPV4_HEADER_LEN + UDP_HEADER_LEN;
+            Instant::from_nanos(u64::from_be_bytes(
+                p.as_slice()[off + 4..off + 12].try_into().unwrap(),
+            ))
+        };
+        // Delays of 30 to 2,030 ms, some packets lost, pairs swapped: reception order is not
+        // send order, and the hold's head can be a packet sent after one behind it.
+        let mut rx: Vec<(Instant, &Packet)> = out
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| i % 7 != 3)
+            .map(|(i, p)| {
+                let d = 0.03 + (i * 37 % 101) as f64 * 0.02;
+                (sent_at(p) + Duration::from_secs_f64(d), p)
+            })
+            .collect();
+        rx.sort_by_key(|&(t, _)| t);
+        let end = rx.last().unwrap().0;
+        let guard = Duration::from_secs_f64(20.0);
+        let mut held = UdpSink::new();
+        held.hold_back(guard);
+        for &(t, p) in &rx {
+            held.handle_packet(t, p);
+        }
+        let n = s.sent_before(end - guard);
+        assert!(n > 100 && n + 20 < out.len() as u64, "{n} of {}", out.len());
+        for (cut, want_n) in [(Some(n), n), (None, out.len() as u64)] {
+            let mut plain = UdpSink::new();
+            for &(t, p) in &rx {
+                let seq = u32::from_be_bytes(p.as_slice()[28..32].try_into().unwrap());
+                if u64::from(seq) < want_n {
+                    plain.handle_packet(t, p);
+                }
+            }
+            let (a, b) = match cut {
+                Some(n) => (held.delays_below(n), plain.delays()),
+                None => (held.delays(), plain.delays()),
+            };
+            assert!(a.count > 100 && a.count == b.count);
+            for (x, y) in [
+                (a.mean_ms(), b.mean_ms()),
+                (a.sd_ms(), b.sd_ms()),
+                (a.min_ms, b.min_ms),
+                (a.max_ms, b.max_ms),
+            ] {
+                assert_eq!(x.to_bits(), y.to_bits());
+            }
+        }
+        assert!(held.delays_below(n).count + 100 < held.delays().count);
+        // Most packets left the hold on the way (it is bounded by the guard, not the run).
+        assert!(held.held.len() < out.len() / 4, "{} held", held.held.len());
+        let mut one = UdpSink::new();
+        one.handle_packet(end, &out[0]);
+        assert_eq!(one.delays().count, 1);
+        assert!(one.delays().sd_ms().is_nan() && !one.delays().mean_ms().is_nan());
+        assert!(UdpSink::new().delays().mean_ms().is_nan());
     }
 }
