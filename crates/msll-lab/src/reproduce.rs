@@ -216,7 +216,12 @@ fn quicken(p: &mut Point) {
 ///     the loss since revision 15 (`UdpSink::hold_back`; session 41): the delays counted them.
 ///     Conferencing delays of seed 001 Figs. 13-20 and seed 004 ch. 7-8 change; one delivered
 ///     packet gives a NaN delay SD (no spread measured), not 0.
-pub const MODEL_REVISION: u32 = 19;
+/// 20: Snoop takes only positive RTT samples (ns-2's `snoop_rtt`; session 41 review): an ACK
+///     that frees a packet at the instant it was (re)sent no longer pulls the estimate to 0.
+///     14 HSCSD Snoop points of seeds 000/001 change. Also (no catalogue run changes): a full
+///     cache counts the dup ACKs to hide round ns-2's ring; a SYN resets a connection's state;
+///     RSTs and IP fragments are passed on untouched.
+pub const MODEL_REVISION: u32 = 20;
 
 /// How a cached run is written, part of its key like `MODEL_REVISION`: 2 since session 37, when
 /// infinities became `"inf"` / `"-inf"` (format 1 wrote them as `null`, which reads back as an

@@ -10,6 +10,8 @@
 //! Anything unexpected (not TCP, an IPv4 fragment, IPv6 extension headers, malformed options)
 //! leaves the packet untouched: clamping is an optimisation, never a reason to drop.
 
+use msll_proto::wire::ip::{checksum_update as update_checksum, is_fragment};
+
 /// IPv4 + TCP headers without options.
 pub const V4_OVERHEAD: u16 = 40;
 /// IPv6 + TCP headers without options.
@@ -31,21 +33,11 @@ fn tcp_offset(p: &[u8]) -> Option<usize> {
                 return None;
             }
             // More-fragments flag or a non-zero offset: the TCP header may not be here.
-            let frag = u16::from_be_bytes([p[6], p[7]]);
-            (frag & 0x3fff == 0).then_some(ihl)
+            (!is_fragment(p)).then_some(ihl)
         }
         6 => (p.len() >= 40 && p[6] == TCP).then_some(40),
         _ => None,
     }
-}
-
-/// RFC 1624 eqn. 3: the checksum after one 16-bit word changes from `old` to `new`.
-fn update_checksum(ck: u16, old: u16, new: u16) -> u16 {
-    let mut sum = (!ck as u32) + (!old as u32) + new as u32;
-    while sum > 0xffff {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    !(sum as u16)
 }
 
 /// The packet with its MSS option lowered to `max_mss`, or `None` when nothing needs to change

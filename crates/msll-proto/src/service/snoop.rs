@@ -147,6 +147,23 @@ fn lt(a: u32, b: u32) -> bool {
     (a.wrapping_sub(b) as i32) < 0
 }
 
+/// Set the ELN bit in the TCP flags byte at `flags_at` and keep the TCP checksum valid (RFC
+/// 1624; before, a real host dropped the marked ACK: review, session 41). The flags byte is the
+/// low half of the TCP header's 16-bit word at offset 12; the checksum is at offset 16.
+fn mark_eln(v: &mut [u8], flags_at: usize) {
+    let word = flags_at - 1;
+    let ck_at = flags_at + 3;
+    if v.len() < ck_at + 2 || v[flags_at] & ELN_BIT != 0 {
+        return;
+    }
+    let old = u16::from_be_bytes([v[word], v[flags_at]]);
+    v[flags_at] |= ELN_BIT;
+    let new = u16::from_be_bytes([v[word], v[flags_at]]);
+    let ck = u16::from_be_bytes([v[ck_at], v[ck_at + 1]]);
+    let ck = crate::wire::ip::checksum_update(ck, old, new);
+    v[ck_at..ck_at + 2].copy_from_slice(&ck.to_be_bytes());
+}
+
 /// The TCP fields Snoop reads from a packet.
 #[derive(Debug, Clone, Copy)]
 struct TcpInfo {
@@ -156,13 +173,17 @@ struct TcpInfo {
     ack: u32,
     /// Carries data (payload, SYN or FIN) rather than being a pure ACK.
     data: bool,
+    /// The TCP flags byte.
+    flags: u8,
     /// Offset of the TCP flags byte in the packet.
     flags_at: usize,
 }
 
 fn parse_tcp(p: &[u8]) -> Option<TcpInfo> {
     let ip = Ipv4Repr::parse(p).ok()?;
-    if ip.protocol != IpProto::TCP {
+    // A fragment's payload is not a TCP header (a later fragment's bytes read as one made a
+    // junk connection whose one packet the timer resent 10 times: review, session 41).
+    if ip.protocol != IpProto::TCP || crate::wire::ip::is_fragment(p) {
         return None;
     }
     let total = ip.total_len as usize;
@@ -182,6 +203,7 @@ fn parse_tcp(p: &[u8]) -> Option<TcpInfo> {
         seq: tcp.seq,
         ack: tcp.ack,
         data: end > hdr || tcp.flags & (TcpRepr::SYN | TcpRepr::FIN) != 0,
+        flags: tcp.flags,
         flags_at: ip.header_len + 13,
     })
 }
@@ -363,11 +385,11 @@ impl Snoop {
     }
 
     /// `snoop_data`: a TCP data packet going down to the wireless host.
-    fn on_data_down(&mut self, now: Instant, key: Key, seq: u32, packet: &Buf) {
+    fn on_data_down(&mut self, now: Instant, key: Key, seq: u32, syn: bool, packet: &Buf) {
         let (cfg, factor) = (self.cfg, self.factor);
         let c = self.conn(now, key);
         let old = c.timer.deadline();
-        Self::data_down(&cfg, factor, c, now, seq, packet);
+        Self::data_down(&cfg, factor, c, now, seq, syn, packet);
         let new = c.timer.deadline();
         self.retimed(old, new);
     }
@@ -378,9 +400,15 @@ impl Snoop {
         c: &mut Conn,
         now: Instant,
         seq: u32,
+        syn: bool,
         packet: &Buf,
     ) {
-        if c.alive && seq == 0 {
+        // ns-2's TCP starts every transfer at 0 (2.35's SYN too); a real TCP starts at a random
+        // ISN with a SYN, so a SYN also starts a new transfer on the same addresses and ports
+        // (before, half of such new transfers read as "already acknowledged" and got no local
+        // recovery: review, session 41).
+        let fresh = seq == 0 || syn;
+        if c.alive && fresh {
             // ns-2 reuses an agent after `reset`: a new transfer starts; estimates are kept.
             c.cache.clear();
             c.full = false;
@@ -389,7 +417,7 @@ impl Snoop {
             c.exp_next_off = 0;
             c.timer.cancel();
         }
-        if !c.alive || seq == 0 {
+        if !c.alive || fresh {
             c.last_ack = seq;
         }
         c.alive = true;
@@ -539,7 +567,12 @@ impl Snoop {
                     return Verdict::Propagate; // the TCP sender is already recovering
                 }
                 let first = t_num_rxmit == 0;
-                c.exp_dupacks = (c.cache.len() as i64 - c.exp_next_off as i64) - (RTX_THRESH + 1);
+                // ns-2 counts `bufhead_ - expNextAck_` round its ring of `SNOOP_MAXWIND` (here
+                // `buffer`) slots: a full ring with `expNextAck_` at the tail counts 0, not the
+                // ring's size, so every later dup ACK passes (review, session 41).
+                let ahead = (c.cache.len() as i64 - c.exp_next_off as i64)
+                    .rem_euclid(i64::from(cfg.buffer));
+                c.exp_dupacks = ahead - (RTX_THRESH + 1);
                 c.exp_next_off = 1;
                 if first {
                     return Self::local_rxmit(cfg, factor, c, now, stats, out);
@@ -571,8 +604,12 @@ impl Snoop {
             } else {
                 c.timer.set(now + Self::timeout(cfg, factor, c));
             }
-            if let Some(s) = sent {
-                let rtt = now.saturating_since(s).as_secs_f64();
+            // ns-2's `snoop_rtt` takes only positive samples: an ACK that frees a packet at the
+            // instant it was (re)sent leaves the estimate alone (review, session 41).
+            if let Some(rtt) = sent
+                .map(|s| now.saturating_since(s).as_secs_f64())
+                .filter(|&r| r > 0.0)
+            {
                 // ns2-semantics.md sec. 3.4, as coded in ns-2: the new sample weighs 1 - g.
                 c.srtt = GAIN * c.srtt + (1.0 - GAIN) * rtt;
                 let delta = (rtt - c.srtt).abs();
@@ -632,7 +669,7 @@ impl Service for Snoop {
             Some(t) if t.data => {
                 // Towards the wireless host: src is the wired end.
                 let key = self.key(t.src, t.dst);
-                self.on_data_down(now, key, t.seq, &bytes);
+                self.on_data_down(now, key, t.seq, t.flags & TcpRepr::SYN != 0, &bytes);
                 self.forward(bytes, out);
             }
             Some(t) if self.cfg.eln => {
@@ -640,7 +677,7 @@ impl Service for Snoop {
                 let key = self.key(t.src, t.dst);
                 if self.on_ack_down(key, t.ack) {
                     let mut v = bytes.to_vec();
-                    v[t.flags_at] |= ELN_BIT;
+                    mark_eln(&mut v, t.flags_at);
                     self.forward(Buf::from(v), out);
                 } else {
                     self.forward(bytes, out);
@@ -660,17 +697,19 @@ impl Service for Snoop {
             }
         };
         let verdict = match parse_tcp(&body) {
-            // Up from the wireless host: dst is the wired end.
-            Some(t) if !t.data => {
+            // Up from the wireless host: dst is the wired end. Only a segment with the ACK
+            // flag and no RST is an ACK (ns-2 classifies by packet type): a RST's ack field
+            // may be anything, and took as a new ACK it emptied the cache (review, session 41).
+            Some(t) if !t.data && t.flags & (TcpRepr::ACK | TcpRepr::RST) == TcpRepr::ACK => {
                 let key = self.key(t.dst, t.src);
                 self.on_ack_up(now, key, t.ack, out)
             }
-            Some(t) => {
+            Some(t) if t.data => {
                 let key = self.key(t.dst, t.src);
                 self.on_data_up(now, key, t.seq);
                 Verdict::Propagate
             }
-            None => Verdict::Propagate,
+            Some(_) | None => Verdict::Propagate,
         };
         match verdict {
             Verdict::Propagate => {

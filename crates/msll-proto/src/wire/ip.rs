@@ -140,6 +140,22 @@ pub fn checksum(data: &[u8]) -> u16 {
     !(sum as u16)
 }
 
+/// RFC 1624 eqn. 3: an Internet checksum after one 16-bit word it covers changes from `old`
+/// to `new`, without summing the rest again.
+pub fn checksum_update(ck: u16, old: u16, new: u16) -> u16 {
+    let mut sum = (!ck as u32) + (!old as u32) + new as u32;
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    !(sum as u16)
+}
+
+/// Whether an IPv4 packet (at least a 20-byte header) is a fragment: the more-fragments flag
+/// or a non-zero offset. Its payload may then not start with the transport header.
+pub fn is_fragment(ipv4: &[u8]) -> bool {
+    u16::from_be_bytes([ipv4[6], ipv4[7]]) & 0x3fff != 0
+}
+
 /// TCP header fields (no options).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct TcpRepr {
