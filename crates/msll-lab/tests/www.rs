@@ -111,13 +111,13 @@ fn error_free_throughput_within_rate_and_rtt_bounds() {
         let p50 = r.get("www.object_latency_p50_s").unwrap();
         let p90 = r.get("www.object_latency_p90_s").unwrap();
         assert!(p50 >= rtt && p90 >= p50, "{link}: p50 {p50} p90 {p90}");
-        // The run ends at the preset's duration (no drain) and the last transaction inside it.
+        // The run ends at the preset's duration (no drain; what completes after it does not
+        // count: `app::www`'s `nothing_completed_after_stop_counts`).
         let end = r.get("sim.end_s").unwrap();
         assert!(
             (end - cfg.duration_s).abs() < 1e-6,
             "{link}: ended at {end}"
         );
-        assert!(r.get("www.time_s").unwrap() <= cfg.duration_s);
     }
 }
 
@@ -165,7 +165,7 @@ fn two_links_and_connection_options() {
     let two = run_point(&sc, 0, 0);
     let sc1 = www("pcs", "WAN1", "[0]", r#"["default"]"#, "duration_s = 300.0");
     let one = run_point(&sc1, 0, 0);
-    assert!(two.get("www.throughput_bps") < one.get("www.throughput_bps"));
+    assert!(two.get("www.throughput_bps").unwrap() < one.get("www.throughput_bps").unwrap());
     let text = |opt: &str| {
         format!(
             r#"
@@ -184,7 +184,7 @@ level = [0]
     };
     let serial = run_point(&scenario(&text("max_connections = 1")), 0, 0);
     let parallel = run_point(&scenario(&text("")), 0, 0);
-    assert!(serial.get("www.transactions") < parallel.get("www.transactions"));
+    assert!(serial.get("www.transactions").unwrap() < parallel.get("www.transactions").unwrap());
     for c in ["ns2", "ns2-new-ports", "new"] {
         let r = run_point(&scenario(&text(&format!("connections = \"{c}\""))), 0, 0);
         assert!(r.get("www.transactions").unwrap() > 100.0, "{c}");

@@ -819,4 +819,61 @@ mod tests {
         assert_eq!(ports.len(), span as usize, "{ports:?}");
         assert!(ports.iter().all(|&q| q >= base), "{ports:?}");
     }
+
+    /// Pages and fetches that complete after `stop` do not count, whatever runs after it (a
+    /// WWW app beside conferencing or video gets a drain; review, session 41: no test ran past
+    /// `stop`). A run to 100 s of an app that stops at 50 s counts what the run to 50 s counts.
+    #[test]
+    fn nothing_completed_after_stop_counts() {
+        let mut at_stop = Pipe::new(params(1000, 50.0), 2e6, 0.003);
+        at_stop.run(Instant::from_secs_f64(50.0));
+        let mut past = Pipe::new(params(1000, 50.0), 2e6, 0.003);
+        past.run(Instant::from_secs_f64(100.0));
+        let (a, b) = (at_stop.app.stats(), past.app.stats());
+        assert!(a.transactions > 20, "{a:?}");
+        // The page in progress at 50 s went on after it...
+        assert!(b.replies > a.replies, "{a:?} {b:?}");
+        // ... and counts nowhere.
+        assert_eq!(a.transactions, b.transactions);
+        assert_eq!(a.objects, b.objects);
+        assert_eq!(a.reply_bytes, b.reply_bytes);
+        assert_eq!(a.object_latency_s, b.object_latency_s);
+        assert_eq!(a.last_done, b.last_done);
+        assert!(b.last_done.unwrap() <= Instant::from_secs_f64(50.0));
+    }
+
+    /// Mah's think time, in seconds, from its own table: every gap between a page's end and
+    /// the next page's start lies in the table's range (1.005 to 86,394.941 s), and the median
+    /// of 200 gaps lies between the table's 40 % and 60 % points (10.9 and 25.1 s; median
+    /// 16.2 s). Milliseconds, or the server-stay table (1 to 54, median 2), would not.
+    #[test]
+    fn mah_think_times_come_from_the_think_time_table() {
+        let mut p = params(1000, 1.0e7);
+        p.think_time = ThinkTime::Mah;
+        let mut pipe = Pipe::new(p, 2e6, 0.003);
+        let mut gaps = Vec::new();
+        let mut done = 0;
+        let mut t = 0.0;
+        // Steps of 1 s, shorter than any think time: a page's end and the next start are never
+        // in one step.
+        while gaps.len() < 200 {
+            t += 1.0;
+            assert!(t < 1.0e7, "{} gaps", gaps.len());
+            pipe.run(Instant::from_secs_f64(t));
+            let s = pipe.app.stats();
+            if s.transactions > done {
+                assert_eq!(s.transactions, done + 1);
+                done = s.transactions;
+                let gap = pipe.app.next_start.unwrap() - s.last_done.unwrap();
+                gaps.push(gap.as_secs_f64());
+            }
+        }
+        assert!(
+            gaps.iter().all(|g| (1.004..86_395.0).contains(g)),
+            "{gaps:?}"
+        );
+        gaps.sort_by(f64::total_cmp);
+        let median = gaps[100];
+        assert!((10.9..25.2).contains(&median), "{median}");
+    }
 }
