@@ -221,7 +221,10 @@ fn quicken(p: &mut Point) {
 ///     14 HSCSD Snoop points of seeds 000/001 change. Also (no catalogue run changes): a full
 ///     cache counts the dup ACKs to hide round ns-2's ring; a SYN resets a connection's state;
 ///     RSTs and IP fragments are passed on untouched.
-pub const MODEL_REVISION: u32 = 20;
+/// 21: `video.segments` counts the window's segments, as `video.sent` its packets (session 41;
+///     it counted from the start), and every conferencing run reports `conf.malformed`, the
+///     packets its sink refused. No other metric changes.
+pub const MODEL_REVISION: u32 = 21;
 
 /// How a cached run is written, part of its key like `MODEL_REVISION`: 2 since session 37, when
 /// infinities became `"inf"` / `"-inf"` (format 1 wrote them as `null`, which reads back as an

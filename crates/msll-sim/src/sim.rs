@@ -2032,10 +2032,11 @@ impl Simulation {
                     },
                     |(flows, _)| flows[i],
                 );
-                let (r0, t0) = st.rtx_at_warmup.unwrap_or((r1, t1));
+                let (r0, t0, s0) = st.rtx_at_warmup.unwrap_or((r1, t1, s1));
                 rtx += r1 - r0;
                 tmo += t1 - t0;
-                segs += s1;
+                // The window's segments too (before session 41 they counted from the start).
+                segs += s1 - s0;
                 sent += st.sent;
             }
             let flows = goodputs.len() as f64;
@@ -2257,6 +2258,9 @@ impl Simulation {
             r.set(&format!("{p}.delay_min_ms"), lo);
             r.set(&format!("{p}.delay_max_ms"), hi);
             r.set(&format!("{p}.duplicates"), sink.duplicates as f64);
+            // Packets the source cannot have sent (an FEC rebuild from an aliased block, a bad
+            // header): refused and counted, not taken as received (`UdpSink::handle_packet`).
+            r.set(&format!("{p}.malformed"), sink.malformed as f64);
         }
         let wl_bytes: u64 = self.wireless_counters().iter().map(|x| x.bytes).sum();
         let fwd_bytes: u64 = self

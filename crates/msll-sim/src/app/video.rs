@@ -221,9 +221,10 @@ pub struct FlowStats {
     pub frames: u64,
     /// Application bytes generated (whole run).
     pub generated_bytes: f64,
-    /// TCP retransmissions and timeouts of this flow's sender when the window opened (the
-    /// first frame due at or after `warmup`), so the metrics count the window's alone.
-    pub rtx_at_warmup: Option<(u64, u64)>,
+    /// TCP retransmissions, timeouts and segments sent of this flow's sender when the window
+    /// opened (the first frame due at or after `warmup`), so the metrics count the window's
+    /// alone.
+    pub rtx_at_warmup: Option<(u64, u64, u64)>,
     /// Deliveries of packets the source never wrote (a TCP sending beyond its data; never
     /// expected, counted rather than trusted).
     pub unmatched: u64,
@@ -379,7 +380,7 @@ impl VideoApp {
         let due = f.next_frame.expect("a frame is due");
         if due >= p.warmup && f.stats.rtx_at_warmup.is_none() {
             let s = f.src.stats();
-            f.stats.rtx_at_warmup = Some((s.retransmissions, s.timeouts));
+            f.stats.rtx_at_warmup = Some((s.retransmissions, s.timeouts, s.segments_sent));
             self.window_open = true;
         }
         let t = p.gop[(f.frame % p.gop.len() as u64) as usize] as usize;
