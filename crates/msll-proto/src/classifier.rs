@@ -328,7 +328,8 @@ impl Classifier {
         ((s as usize) < self.n).then_some(s)
     }
 
-    fn default_service(&self) -> u8 {
+    /// Where unmatched packets go (the configured default if it names a service, else 0).
+    pub fn default_service(&self) -> u8 {
         self.valid(self.cfg.default_service).unwrap_or(0)
     }
 
@@ -490,13 +491,22 @@ mod tests {
         assert_eq!(c.classify(&ip(IpProto::TCP, 1, Some((20, 20)), 50)), 1);
         assert_eq!(c.classify(&ip(IpProto::UDP, 2, Some((5000, 5000)), 50)), 2);
         assert_eq!(c.classify(&ip(IpProto::UDP, 7, Some((5000, 5000)), 50)), 0);
-        // Neither IPv4 nor IPv6 -> Default.
-        assert_eq!(c.classify(&Packet::from_vec(vec![0x70; 40])), 0);
-        assert_eq!(
-            c.classify(&Packet::from_vec(vec![0x61; 39])),
-            0,
-            "short IPv6"
+        // Neither IPv4 nor IPv6 -> Default. With the default at 1, and byte 1 = 2 (what a
+        // parse as IPv4 would read as the DS value): only the fallback gives 1.
+        let d1 = Classifier::new(
+            ClassifierConfig {
+                default_service: 1,
+                ..ClassifierConfig::default()
+            },
+            3,
         );
+        let mut v5 = vec![0x50; 40];
+        v5[1] = 2;
+        assert_eq!(d1.classify(&Packet::from_vec(v5)), 1);
+        let mut short6 = vec![0x61; 39];
+        short6[1] = 2;
+        assert_eq!(d1.classify(&Packet::from_vec(short6)), 1, "short IPv6");
+        assert_eq!(c.classify(&Packet::from_vec(vec![0x70; 40])), 0);
 
         // A table with the DSCP mask: EF (46 << 2 = 0xb8) -> real-time service 2, AF11 -> 1.
         let cfg = ClassifierConfig {

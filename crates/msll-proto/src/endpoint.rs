@@ -341,9 +341,15 @@ impl Endpoint {
 
     /// A packet from IP that the caller already classified with this endpoint's classifier
     /// (per-service IP queues pick their queue with it): `handle_packet` without parsing the
-    /// headers a second time. A service number out of range is taken modulo the service count.
+    /// headers a second time. A service number out of range goes to the classifier's default
+    /// service, as an unmatched packet does (seed 004 ch. 7: "packets not matched -> the Default
+    /// service"; review, session 41: it wrapped modulo the service count).
     pub fn handle_classified(&mut self, now: Instant, sid: u8, packet: Packet) {
-        let sid = sid % self.services.len() as u8;
+        let sid = if (sid as usize) < self.services.len() {
+            sid
+        } else {
+            self.classifier.default_service()
+        };
         self.accept(now, sid, packet.len());
         let slot = &mut self.services[sid as usize];
         match &mut slot.service {
@@ -815,9 +821,9 @@ mod tests {
             assert_eq!((fa.service(), fa.to_vec()), (fb.service(), fb.to_vec()));
         }
         assert!(b.poll_transmit(Instant::ZERO).is_none());
-        // A service number out of range wraps instead of panicking.
-        b.handle_classified(Instant::ZERO, 17, pkt(0));
-        assert_eq!(b.poll_transmit(Instant::ZERO).unwrap().service(), 1);
+        // A service number out of range goes to the default service (0), never panics.
+        b.handle_classified(Instant::ZERO, 17, pkt(1));
+        assert_eq!(b.poll_transmit(Instant::ZERO).unwrap().service(), 0);
     }
 
     /// An endpoint over `svcs` as the property tests build it: SCFQ at equal rates, queues
