@@ -224,7 +224,12 @@ fn quicken(p: &mut Point) {
 /// 21: `video.segments` counts the window's segments, as `video.sent` its packets (session 41;
 ///     it counted from the start), and every conferencing run reports `conf.malformed`, the
 ///     packets its sink refused. No other metric changes.
-pub const MODEL_REVISION: u32 = 21;
+/// 22: DropTail holds at most `queue_limit - 1` waiting packets behind the one on the link,
+///     as ns-2's (ns2-semantics.md sec. 5.1; session 41 review, checked against ns-2.35: a
+///     CBR at twice the link rate, limit 3, spreads delays over 1.95 frame times); it held
+///     `queue_limit`. Every run with queue drops changes (seed 003's 30-packet queues, the
+///     congested multi-service and WWW runs); `queue_limit` must now be at least 2.
+pub const MODEL_REVISION: u32 = 22;
 
 /// How a cached run is written, part of its key like `MODEL_REVISION`: 2 since session 37, when
 /// infinities became `"inf"` / `"-inf"` (format 1 wrote them as `null`, which reads back as an

@@ -735,9 +735,10 @@ impl Scenario {
                 m.drain_s
             )));
         }
-        if raw.sim.queue_limit < 1 {
+        if raw.sim.queue_limit < 2 {
             return Err(err(format!(
-                "sim.queue_limit = {}: must be at least 1 packet",
+                "sim.queue_limit = {}: must be at least 2 packets (ns-2's DropTail: limit - 1 \
+                 wait behind the one on the link, so 1 drops every packet)",
                 raw.sim.queue_limit
             )));
         }

@@ -213,7 +213,8 @@ pub struct SimConfig {
     pub wired: LinkSpec,
     pub wireless: LinkSpec,
     pub scheme: SchemeConfig,
-    /// DropTail limit of every interface queue, in packets (ns-2 default 50).
+    /// DropTail limit of every interface queue, in packets (ns-2's `limit_`, default 50): at
+    /// most `queue_limit - 1` wait behind the packet on the link, as in ns-2; at least 2.
     pub queue_limit: usize,
     /// Classifier paces IP at the nominal wireless rate (seed 004 ch. 6/7).
     pub pacing: bool,

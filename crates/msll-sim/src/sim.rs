@@ -537,6 +537,16 @@ impl Simulation {
                 reason,
             })?;
         }
+        if cfg.queue_limit < 2 {
+            // ns-2's DropTail holds `limit - 1` waiting packets: 1 drops every packet.
+            return Err(SpecError {
+                field: "queue_limit".into(),
+                value: cfg.queue_limit.to_string(),
+                reason: "must be at least 2 packets (ns-2's DropTail holds limit - 1 waiting \
+                         behind the one on the link: 1 drops every packet)"
+                    .into(),
+            });
+        }
         let two = cfg.topology.wireless_links() == 2;
         let g = cfg.conf_end_guard_s;
         if !crate::config::CONF_END_GUARD_RANGE_S.contains(&g) {
@@ -673,12 +683,13 @@ impl Simulation {
                             Some(Box::new(Scheduler::new(
                                 Discipline::Scfq,
                                 &m.rate_table(),
-                                Some(cfg.queue_limit.max(1)),
+                                // As the shared queue: limit - 1 waiting (below).
+                                Some(cfg.queue_limit - 1),
                             )))
                         }
                         _ => None,
                     },
-                    limit: cfg.queue_limit.max(1),
+                    limit: cfg.queue_limit,
                     busy_until: Instant::ZERO,
                     txdone_pending: false,
                     wake_at: None,
@@ -1433,7 +1444,10 @@ impl Simulation {
             self.kick(iface);
             return;
         }
-        if f.ipq.len() >= f.limit {
+        // ns-2's DropTail (ns2-semantics.md sec. 5.1): dropped if the waiting packets would
+        // then number `limit` or more, i.e. at most limit - 1 wait behind the one on the link
+        // (review, session 41: `limit` waited, one more than ns-2).
+        if f.ipq.len() + 1 >= f.limit {
             f.counters.queue_drops += 1;
             self.trace('d', iface, "ip", pkt.len(), || ident(&pkt));
             return;

@@ -419,3 +419,35 @@ fn impossible_conferencing_sources_are_refused() {
     }
     assert!(msll_sim::Simulation::new(&cfg, std::path::Path::new(".")).is_ok());
 }
+
+/// ns-2's DropTail (ns2-semantics.md sec. 5.1): an arrival is dropped if the waiting packets
+/// would then number `limit_` or more, so at most `limit - 1` wait behind the one on the link.
+/// A source at twice the WLAN rate keeps the base station's queue full: the longest delay is
+/// the shortest plus at most `limit - 1` frame times (the packet being sent and `limit - 2`
+/// waiting ahead), and more than `limit - 2` (review, session 41: `limit` packets waited).
+#[test]
+fn drop_tail_holds_limit_minus_one_waiting_packets_as_ns2() {
+    for limit in [3usize, 5, 12] {
+        let mut cfg = conf("wlan", Topology::Lan1, 0, 5.0);
+        cfg.apps = vec![AppSpec::Conference {
+            peak_rate_bps: 4_000_000,
+            packet_size: 1000,
+            talk_mean_s: 1.0e6,
+            silence_mean_s: 0.0,
+            start_s: 0.0,
+            tos: 0,
+        }];
+        cfg.queue_limit = limit;
+        let r = &runs(&cfg, 1)[0];
+        assert!(r.get("ip.queue_drops").unwrap() > 100.0);
+        // Default's frames: the packet and a 1-byte header.
+        let frame_ms = 1001.0 * 8.0 / cfg.wireless.rate_bps as f64 * 1e3;
+        let spread = r.get("conf.delay_max_ms").unwrap() - r.get("conf.delay_min_ms").unwrap();
+        let frames = spread / frame_ms;
+        eprintln!("limit {limit}: spread {spread:.3} ms = {frames:.3} frame times");
+        assert!(
+            frames > (limit - 2) as f64 && frames <= (limit - 1) as f64 + 1e-6,
+            "limit {limit}: {frames} frame times"
+        );
+    }
+}
