@@ -173,7 +173,8 @@ fn replay_until(
             .take_while(|e| e.time.as_secs_f64() <= rt + 5e-6)
             .last()
             .map_or(f64::NAN, |e| e.cwnd);
-        if (mine - rv).abs() >= 6e-4 {
+        // A missing trace event (NaN) is a mismatch too.
+        if mine.is_nan() || (mine - rv).abs() >= 6e-4 {
             return Err(format!("cwnd at {rt}: ours {mine}, ns-2 {rv}"));
         }
     }

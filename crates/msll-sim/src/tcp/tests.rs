@@ -1185,6 +1185,65 @@ mod props {
             prop_assert!(s.stats().malformed + s.stats().acks_received == 1);
         }
 
+        /// Well-formed but odd ACKs (any 32-bit ack field: above everything sent, below the
+        /// last one, not a segment boundary), timer expiries at any time and more data, for
+        /// each preset and variant: nothing panics, cwnd stays finite and at least 1, the next
+        /// packet to send is never at or below the highest ACK, and the timer is armed whenever
+        /// data is outstanding (review, session 41: only random bytes were tried, which never
+        /// parse as this flow's ACKs).
+        #[test]
+        fn odd_acks_and_timeouts_keep_the_sender_sane(
+            evs in proptest::collection::vec((0u8..4, any::<u32>(), 0u64..3000), 1..200),
+            preset in 0usize..6,
+        ) {
+            let cfg = match preset {
+                0 => TcpConfig::dissertation(SEG),
+                1 => TcpConfig::ns2_2_35(SEG),
+                2 => TcpConfig::ns2_2_1b4(SEG),
+                3 => TcpConfig { variant: TcpVariant::WESTWOOD, ..TcpConfig::ns2_2_35(SEG) },
+                4 => TcpConfig { variant: TcpVariant::REAL, ..TcpConfig::ns2_2_35(SEG) },
+                _ => TcpConfig::wong1998(),
+            };
+            let seg = cfg.segment_size;
+            let mut s = sender(cfg);
+            s.send(at(0.0), 20);
+            let mut now = at(0.0);
+            let _ = sent(&mut s, now);
+            for (kind, x, dt_ms) in evs {
+                now += Duration::from_millis(dt_ms);
+                match kind {
+                    // An ACK for a packet near what was sent (x small) or for anything at all.
+                    0 => {
+                        let n = (x % 64) as i64 - 2;
+                        let p = build_segment(flow().reversed(), 0, 0, 0, wire_seq(n + 1, seg),
+                            TcpRepr::ACK, 0xffff, 40);
+                        s.handle_ack(now, &p);
+                    }
+                    1 => {
+                        let p = build_segment(flow().reversed(), 0, 0, 0, x, TcpRepr::ACK,
+                            0xffff, 40);
+                        s.handle_ack(now, &p);
+                    }
+                    2 => {
+                        if let Some(t) = s.poll_timeout() {
+                            now = now.max(t);
+                            s.handle_timeout(now);
+                        }
+                    }
+                    _ => s.send(now, u64::from(x % 8)),
+                }
+                let _ = sent(&mut s, now);
+                prop_assert!(s.cwnd().is_finite() && s.cwnd() >= 1.0, "cwnd {}", s.cwnd());
+                prop_assert!(s.t_seqno() > s.highest_ack(),
+                    "t_seqno {} highest_ack {}", s.t_seqno(), s.highest_ack());
+                if s.maxseq() > s.highest_ack() {
+                    prop_assert!(s.poll_timeout().is_some(), "data outstanding, no timer");
+                }
+            }
+            // Every ACK was taken as this flow's (none refused as malformed).
+            prop_assert_eq!(s.stats().malformed, 0);
+        }
+
         /// Any order of arrivals, duplicates included: the sink's ACKs and counters are those of a
         /// plain set of held packets (the ring of flags it keeps instead must agree with it).
         #[test]
