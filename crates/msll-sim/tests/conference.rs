@@ -9,17 +9,27 @@ use msll_sim::{AppSpec, RunResult, SimConfig, Summary};
 mod common;
 use common::runs;
 
+/// A conferencing source from time 0, TOS 0.
+fn source(
+    peak_rate_bps: u64,
+    packet_size: usize,
+    talk_mean_s: f64,
+    silence_mean_s: f64,
+) -> AppSpec {
+    AppSpec::Conference {
+        peak_rate_bps,
+        packet_size,
+        talk_mean_s,
+        silence_mean_s,
+        start_s: 0.0,
+        tos: 0,
+    }
+}
+
 fn conf(link: &str, topo: Topology, level: u8, duration_s: f64) -> SimConfig {
     let p = presets::wireless(link).unwrap();
     SimConfig {
-        apps: vec![AppSpec::Conference {
-            peak_rate_bps: p.conf_rate_bps,
-            packet_size: p.conf_packet,
-            talk_mean_s: 1.0,
-            silence_mean_s: 1.35,
-            start_s: 0.0,
-            tos: 0,
-        }],
+        apps: vec![source(p.conf_rate_bps, p.conf_packet, 1.0, 1.35)],
         duration_s,
         drain_s: 5.0,
         seed: 7,
@@ -209,14 +219,7 @@ fn packets_larger_than_a_frame_are_fragmented_and_lost_with_any_fragment() {
     // HSCSD (100 B frames), 1000 B packets: 980 B of IP payload in 80 B fragments = 13 frames;
     // a packet survives a Default link only if all 13 do: 1 - 0.99^13 = 12.2 % at level 1.
     let mut cfg = conf("hscsd", Topology::Lan1, 1, 2000.0);
-    cfg.apps = vec![AppSpec::Conference {
-        peak_rate_bps: 14_400,
-        packet_size: 1000,
-        talk_mean_s: 1.0,
-        silence_mean_s: 1.35,
-        start_s: 0.0,
-        tos: 0,
-    }];
+    cfg.apps = vec![source(14_400, 1000, 1.0, 1.35)];
     let rs: Vec<RunResult> = runs(&cfg, 6)
         .into_iter()
         .map(|mut r| {
@@ -399,14 +402,7 @@ fn impossible_conferencing_sources_are_refused() {
         (44, 9_600, 1.0, f64::INFINITY, "apps[0].silence_mean_s"),
     ] {
         let mut cfg = conf("cellular", Topology::Lan1, 0, 10.0);
-        cfg.apps = vec![AppSpec::Conference {
-            peak_rate_bps: rate,
-            packet_size: size,
-            talk_mean_s: talk,
-            silence_mean_s: silence,
-            start_s: 0.0,
-            tos: 0,
-        }];
+        cfg.apps = vec![source(rate, size, talk, silence)];
         let e = msll_sim::Simulation::new(&cfg, std::path::Path::new("."))
             .err()
             .unwrap_or_else(|| panic!("{size} B at {rate} bit/s, {talk} / {silence} s accepted"));
@@ -429,14 +425,7 @@ fn impossible_conferencing_sources_are_refused() {
 fn drop_tail_holds_limit_minus_one_waiting_packets_as_ns2() {
     for limit in [3usize, 5, 12] {
         let mut cfg = conf("wlan", Topology::Lan1, 0, 5.0);
-        cfg.apps = vec![AppSpec::Conference {
-            peak_rate_bps: 4_000_000,
-            packet_size: 1000,
-            talk_mean_s: 1.0e6,
-            silence_mean_s: 0.0,
-            start_s: 0.0,
-            tos: 0,
-        }];
+        cfg.apps = vec![source(4_000_000, 1000, 1.0e6, 0.0)];
         cfg.queue_limit = limit;
         let r = &runs(&cfg, 1)[0];
         assert!(r.get("ip.queue_drops").unwrap() > 100.0);
