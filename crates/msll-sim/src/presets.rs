@@ -325,3 +325,162 @@ impl Topology {
         }
     }
 }
+
+/// Every preset against the numbers of the sources, written out here rather than read from the
+/// presets (review, session 41: the other preset tests took their expectations from the presets
+/// themselves, so a wrong value passed). seed004-ch1-3.md Tables 3.1-3.3 and sec. 2-3 (wired
+/// links), seed000-001.md Table I, seed004 Tables 4.1 and 5.1 (FTP sizes, conferencing rates).
+#[cfg(test)]
+mod spec_values {
+    use super::*;
+
+    #[test]
+    fn presets_hold_the_sources_numbers() {
+        let two_state = |bad_s: f64| ErrorSpec::TwoState {
+            good_mean_s: 10.0,
+            bad_mean_s: bad_s,
+            ber_good: 1e-6,
+            ber_bad: 1e-2,
+            initial: InitialState::Good,
+            shared: false,
+        };
+        let b = |p: f64| ErrorSpec::Bernoulli { p };
+        let byte = |e: i32| ErrorSpec::ByteInterval {
+            mean: 2f64.powi(e),
+            unit: IntervalUnit::Bytes,
+        };
+        // name, rate, one-way delay, frame payload, levels 1-4, conferencing rate and packet,
+        // FTP bytes, run length, wired link.
+        #[allow(clippy::type_complexity)]
+        let want: [(
+            &str,
+            u64,
+            f64,
+            usize,
+            [ErrorSpec; 4],
+            u64,
+            usize,
+            u64,
+            f64,
+            &str,
+        ); 5] = [
+            // Table 3.1: 14.4 kbit/s, 100 ms, 50 B, uniform frame loss 1/2/5/10 %.
+            (
+                "cellular",
+                14_400,
+                0.100,
+                50,
+                [b(0.01), b(0.02), b(0.05), b(0.10)],
+                9_600,
+                50,
+                2_000_000,
+                2000.0,
+                "lan",
+            ),
+            // Table 3.2: 64 kbit/s, 50 ms, 250 B, good 10 s, bad 100/200/500/1000 ms.
+            (
+                "pcs",
+                64_000,
+                0.050,
+                250,
+                [
+                    two_state(0.1),
+                    two_state(0.2),
+                    two_state(0.5),
+                    two_state(1.0),
+                ],
+                32_000,
+                250,
+                10_000_000,
+                2000.0,
+                "lan",
+            ),
+            // Table 3.3: 2 Mbit/s, 3 ms, 1000 B, byte errors every 2^17 .. 2^14 bytes.
+            (
+                "wlan",
+                2_000_000,
+                0.003,
+                1000,
+                [byte(17), byte(16), byte(15), byte(14)],
+                1_000_000,
+                1000,
+                100_000_000,
+                500.0,
+                "lan",
+            ),
+            // Table I of seeds 000/001: 86.4 kbit/s, 100 ms, 100 B, Bernoulli 1/2/5/10 %.
+            (
+                "hscsd",
+                86_400,
+                0.100,
+                100,
+                [b(0.01), b(0.02), b(0.05), b(0.10)],
+                14_400,
+                100,
+                10_000_000,
+                2000.0,
+                "wan",
+            ),
+            // Table I: 802.11b at 5 Mbit/s, 3 ms, 1000 B; levels best first as for WLAN (the
+            // papers list them worst first: docs/thesis-map.md).
+            (
+                "wlan11b",
+                5_000_000,
+                0.003,
+                1000,
+                [byte(17), byte(16), byte(15), byte(14)],
+                1_000_000,
+                1000,
+                100_000_000,
+                500.0,
+                "lan",
+            ),
+        ];
+        for (name, rate, delay, frame, levels, conf_rate, conf_packet, ftp, run, wired) in want {
+            let p = wireless(name).unwrap();
+            assert_eq!(
+                (p.rate_bps, p.delay_s, p.frame_payload, &p.levels),
+                (rate, delay, frame, &levels),
+                "{name}"
+            );
+            assert_eq!(
+                (
+                    p.conf_rate_bps,
+                    p.conf_packet,
+                    p.ftp_bytes,
+                    p.run_s,
+                    p.default_wired
+                ),
+                (conf_rate, conf_packet, ftp, run, wired),
+                "{name}"
+            );
+        }
+        // Sec. 2: the LAN is 10 Mbit/s with 1 ms, the WAN 2 Mbit/s with 50 ms, error-free.
+        let lan = wired("lan", 1000).unwrap();
+        let wan = wired("wan", 1000).unwrap();
+        assert_eq!((lan.rate_bps, lan.delay_s), (10_000_000, 0.001));
+        assert_eq!((wan.rate_bps, wan.delay_s), (2_000_000, 0.050));
+        assert!(lan.error == ErrorSpec::None && wan.error == ErrorSpec::None);
+        // Sec. 3.3 (derived): one-way propagation of LAN1/WAN1/LAN2/WAN2, in ms.
+        for (name, ms) in [
+            ("cellular", [101.0, 150.0, 201.0, 250.0]),
+            ("pcs", [51.0, 100.0, 101.0, 150.0]),
+            ("wlan", [4.0, 53.0, 7.0, 56.0]),
+        ] {
+            let w = wireless(name).unwrap().delay_s;
+            for (t, want) in [
+                Topology::Lan1,
+                Topology::Wan1,
+                Topology::Lan2,
+                Topology::Wan2,
+            ]
+            .into_iter()
+            .zip(ms)
+            {
+                let d =
+                    wired(t.wired_name(), 1000).unwrap().delay_s + w * t.wireless_links() as f64;
+                assert!((d * 1e3 - want).abs() < 1e-9, "{name} {t:?}: {d}");
+            }
+        }
+    }
+}
