@@ -420,13 +420,24 @@ fn impossible_conferencing_sources_are_refused() {
 /// would then number `limit_` or more, so at most `limit - 1` wait behind the one on the link.
 /// A source at twice the WLAN rate keeps the base station's queue full: the longest delay is
 /// the shortest plus at most `limit - 1` frame times (the packet being sent and `limit - 2`
-/// waiting ahead), and more than `limit - 2` (review, session 41: `limit` packets waited).
+/// waiting ahead), and more than `limit - 2` (review, session 41: `limit` packets waited). The
+/// same with per-service IP queues (one MSLL service).
 #[test]
 fn drop_tail_holds_limit_minus_one_waiting_packets_as_ns2() {
-    for limit in [3usize, 5, 12] {
+    for (limit, per_service) in [
+        (3usize, false),
+        (5, false),
+        (12, false),
+        (3, true),
+        (7, true),
+    ] {
         let mut cfg = conf("wlan", Topology::Lan1, 0, 5.0);
         cfg.apps = vec![source(4_000_000, 1000, 1.0e6, 0.0)];
         cfg.queue_limit = limit;
+        if per_service {
+            cfg.msll = Some(msll_proto::MsllConfig::from_names(&["default"], &[1.0]).unwrap());
+            cfg.ip_queues = msll_sim::IpQueues::PerService;
+        }
         let r = &runs(&cfg, 1)[0];
         assert!(r.get("ip.queue_drops").unwrap() > 100.0);
         // Default's frames: the packet and a 1-byte header.
