@@ -664,7 +664,7 @@ pub fn evaluate(claims: &[Claim], results: &Results) -> Vec<Verdict> {
             };
             let pts: Vec<&crate::scenario::Point> = prs.iter().map(|p| &p.point).collect();
             let checks = expand(&c.check, &pts);
-            let mut ok = true;
+            let (mut ok, mut not_run) = (true, false);
             let mut parts = Vec::new();
             for ch in &checks {
                 // Runs that did not measure the metric: a point none of whose runs did fails
@@ -690,12 +690,19 @@ pub fn evaluate(claims: &[Claim], results: &Results) -> Vec<Verdict> {
                     format!(" ({})", some.join("; "))
                 };
                 match check_once(ch, prs, &c.metric) {
+                    // Not judged here; a failure at another level still fails the claim
+                    // (review, session 41: it turned the whole claim NOT-RUN).
                     None => {
-                        return Verdict {
-                            claim: c.clone(),
-                            status: Status::NotRun,
-                            measured: "points or replications missing from the results (a `close` needs 2 runs a side)".into(),
-                        }
+                        not_run = true;
+                        parts.push(format!(
+                            "**{}: not judged: points or replications missing, a mean that is \
+                             not finite, or a `close` side with fewer than 2 runs**",
+                            selectors(ch)
+                                .into_iter()
+                                .map(|(_, sel)| sel)
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ));
                     }
                     Some((pass, s)) => {
                         ok &= pass;
@@ -709,7 +716,11 @@ pub fn evaluate(claims: &[Claim], results: &Results) -> Vec<Verdict> {
             }
             Verdict {
                 claim: c.clone(),
-                status: if ok { Status::Pass } else { Status::Fail },
+                status: match (ok, not_run) {
+                    (false, _) => Status::Fail,
+                    (true, true) => Status::NotRun,
+                    (true, false) => Status::Pass,
+                },
                 measured: parts.join("; "),
             }
         })
@@ -1116,6 +1127,27 @@ flows = [1, 3]
         let v = verdict(&prs);
         assert_eq!(v.status, Status::Fail, "{}", v.measured);
         says(&v, "LAN1/L2/default: conf.loss measured in 0 of 30 runs");
+        // A level that cannot be judged (a missing replication, an infinite mean) leaves the
+        // claim NOT-RUN only if no other level failed (review, session 41: it hid a FAIL).
+        set(&mut prs, "LAN1/L2/default", 0.2, 30);
+        for broken in ["missing", "inf"] {
+            let mut q = prs.clone();
+            let p = q
+                .iter_mut()
+                .find(|p| p.point.label.ends_with("LAN1/L2/default"))
+                .unwrap();
+            match broken {
+                "missing" => p.missing = 1,
+                _ => p.summary.get_mut("conf.loss").unwrap().mean = f64::INFINITY,
+            }
+            let v = verdict(&q);
+            assert_eq!(v.status, Status::NotRun, "{broken}: {}", v.measured);
+            says(&v, "LAN1/L2/default: not judged");
+            set(&mut q, "LAN1/L1/default", 0.7, 30);
+            let v = verdict(&q);
+            assert_eq!(v.status, Status::Fail, "{broken}: {}", v.measured);
+            says(&v, "LAN1/L1/default = 0.7000");
+        }
     }
 
     /// `reproduce` frees every run's metrics once a scenario's data files are written

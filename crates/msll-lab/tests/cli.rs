@@ -1165,7 +1165,7 @@ fn shards_merge_to_the_same_results() {
     assert!(judged(&full) > 0, "{full}");
     assert_eq!(judged(&report), 0, "{err}\n{report}");
     assert!(
-        report.contains("replications missing from the results"),
+        report.contains("not judged: points or replications missing"),
         "{report}"
     );
     // Its runs keep their own replication numbers (not their positions among the runs it has):
