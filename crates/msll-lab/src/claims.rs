@@ -192,6 +192,9 @@ fn check_values(c: &Check) -> Result<(), String> {
         Check::Approx { value, rel_tol, .. } => {
             if !value.is_finite() {
                 Err(format!("check.value = {value}: must be a finite number"))
+            } else if *value == 0.0 {
+                // A relative tolerance around 0 is an exact-equality test.
+                Err("check.value = 0: a relative tolerance around 0 tests equality; use below or between".into())
             } else if !(rel_tol.is_finite() && *rel_tol >= 0.0) {
                 Err(format!("check.rel_tol = {rel_tol}: must be >= 0"))
             } else {
@@ -512,9 +515,12 @@ fn check_once(c: &Check, prs: &[PointResult], m: &str) -> Option<(bool, String)>
                         (0, f64::NEG_INFINITY),
                         |m, (i, v)| if v > m.1 { (i, v) } else { m },
                     );
-            let [xs, ms, ts] = fmt_all([x, max, (1.0 - rel_tol) * max]);
+            // Within rel_tol of the best, below it: `max - tol |max|`, so that a negative best
+            // still passes itself (review, session 41: (1 - tol) max lies above a negative max).
+            let floor = max - rel_tol * max.abs();
+            let [xs, ms, ts] = fmt_all([x, max, floor]);
             (
-                x >= (1.0 - rel_tol) * max,
+                x >= floor,
                 format!(
                     "{a} = {xs} vs best {} = {ms} (within {:.0}%: >= {ts})",
                     points[imax],
@@ -957,6 +963,10 @@ flows = [1, 3]
                 "check.rel_tol = 1.5: must be in [0, 1)",
             ),
             (
+                r#"{ kind = "approx", a = "LAN1/L1/rlp", value = 0.0, rel_tol = 0.1 }"#,
+                "check.value = 0: a relative tolerance around 0 tests equality",
+            ),
+            (
                 r#"{ kind = "least", a = "LAN1/L1/rlp", points = ["LAN1/L1/default", "LAN1/L1/rlp"] }"#,
                 "a lowest value needs at least 1 other point, and not check.a = \"LAN1/L1/rlp\"",
             ),
@@ -1011,6 +1021,12 @@ flows = [1, 3]
         assert!(!check_once(&best(1, 0.005), &prs, "conf.loss").unwrap().0);
         assert!(!check_once(&best(2, 0.03), &prs, "conf.loss").unwrap().0);
         assert!(check_once(&best(0, 0.0), &prs, "conf.loss").unwrap().0);
+        // Negative means: the best still passes itself, and the tolerance lies below it.
+        let neg = conf_loss_results(&[-1.0, -1.02, -2.0, -3.0, -4.0, -5.0]);
+        assert!(check_once(&best(0, 0.0), &neg, "conf.loss").unwrap().0);
+        assert!(check_once(&best(1, 0.03), &neg, "conf.loss").unwrap().0);
+        assert!(!check_once(&best(1, 0.01), &neg, "conf.loss").unwrap().0);
+        assert!(!check_once(&best(2, 0.5), &neg, "conf.loss").unwrap().0);
     }
 
     /// `convex` passes on rising means whose steps do not shrink, fails on a rise that slows
