@@ -352,89 +352,24 @@ mod spec_values {
         // name, rate, one-way delay, frame payload, levels 1-4, conferencing rate and packet,
         // FTP bytes, run length, wired link.
         #[allow(clippy::type_complexity)]
-        let want: [(
-            &str,
-            u64,
-            f64,
-            usize,
-            [ErrorSpec; 4],
-            u64,
-            usize,
-            u64,
-            f64,
-            &str,
-        ); 5] = [
+        #[rustfmt::skip]
+        let want: [(&str, u64, f64, usize, [ErrorSpec; 4], u64, usize, u64, f64, &str); 5] = [
             // Table 3.1: 14.4 kbit/s, 100 ms, 50 B, uniform frame loss 1/2/5/10 %.
-            (
-                "cellular",
-                14_400,
-                0.100,
-                50,
-                [b(0.01), b(0.02), b(0.05), b(0.10)],
-                9_600,
-                50,
-                2_000_000,
-                2000.0,
-                "lan",
-            ),
+            ("cellular", 14_400, 0.100, 50, [b(0.01), b(0.02), b(0.05), b(0.10)],
+             9_600, 50, 2_000_000, 2000.0, "lan"),
             // Table 3.2: 64 kbit/s, 50 ms, 250 B, good 10 s, bad 100/200/500/1000 ms.
-            (
-                "pcs",
-                64_000,
-                0.050,
-                250,
-                [
-                    two_state(0.1),
-                    two_state(0.2),
-                    two_state(0.5),
-                    two_state(1.0),
-                ],
-                32_000,
-                250,
-                10_000_000,
-                2000.0,
-                "lan",
-            ),
+            ("pcs", 64_000, 0.050, 250, [two_state(0.1), two_state(0.2), two_state(0.5), two_state(1.0)],
+             32_000, 250, 10_000_000, 2000.0, "lan"),
             // Table 3.3: 2 Mbit/s, 3 ms, 1000 B, byte errors every 2^17 .. 2^14 bytes.
-            (
-                "wlan",
-                2_000_000,
-                0.003,
-                1000,
-                [byte(17), byte(16), byte(15), byte(14)],
-                1_000_000,
-                1000,
-                100_000_000,
-                500.0,
-                "lan",
-            ),
+            ("wlan", 2_000_000, 0.003, 1000, [byte(17), byte(16), byte(15), byte(14)],
+             1_000_000, 1000, 100_000_000, 500.0, "lan"),
             // Table I of seeds 000/001: 86.4 kbit/s, 100 ms, 100 B, Bernoulli 1/2/5/10 %.
-            (
-                "hscsd",
-                86_400,
-                0.100,
-                100,
-                [b(0.01), b(0.02), b(0.05), b(0.10)],
-                14_400,
-                100,
-                10_000_000,
-                2000.0,
-                "wan",
-            ),
+            ("hscsd", 86_400, 0.100, 100, [b(0.01), b(0.02), b(0.05), b(0.10)],
+             14_400, 100, 10_000_000, 2000.0, "wan"),
             // Table I: 802.11b at 5 Mbit/s, 3 ms, 1000 B; levels best first as for WLAN (the
             // papers list them worst first: docs/thesis-map.md).
-            (
-                "wlan11b",
-                5_000_000,
-                0.003,
-                1000,
-                [byte(17), byte(16), byte(15), byte(14)],
-                1_000_000,
-                1000,
-                100_000_000,
-                500.0,
-                "lan",
-            ),
+            ("wlan11b", 5_000_000, 0.003, 1000, [byte(17), byte(16), byte(15), byte(14)],
+             1_000_000, 1000, 100_000_000, 500.0, "lan"),
         ];
         for (name, rate, delay, frame, levels, conf_rate, conf_packet, ftp, run, wired) in want {
             let p = wireless(name).unwrap();
