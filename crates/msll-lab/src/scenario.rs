@@ -735,7 +735,7 @@ impl Scenario {
                 m.drain_s
             )));
         }
-        if raw.sim.queue_limit < 2 {
+        if raw.sim.queue_limit < msll_sim::config::MIN_QUEUE_LIMIT as i64 {
             return Err(err(format!(
                 "sim.queue_limit = {}: must be at least 2 packets (ns-2's DropTail: limit - 1 \
                  wait behind the one on the link, so 1 drops every packet)",

@@ -259,6 +259,10 @@ pub struct SimConfig {
 /// AMB-10's recommended guard, seconds.
 pub const CONF_END_GUARD_S: f64 = 5.0;
 
+/// The smallest `queue_limit`: ns-2's DropTail holds `limit - 1` waiting packets behind the one
+/// on the link, so 1 drops every packet. Checked by the simulator and the scenario parser alike.
+pub const MIN_QUEUE_LIMIT: usize = 2;
+
 /// The guards a configuration may set, seconds (`SimConfig::conf_end_guard_s`): the simulator
 /// and the scenario parser check against this one range.
 pub const CONF_END_GUARD_RANGE_S: std::ops::RangeInclusive<f64> = 0.0..=1e6;

@@ -537,7 +537,7 @@ impl Simulation {
                 reason,
             })?;
         }
-        if cfg.queue_limit < 2 {
+        if cfg.queue_limit < crate::config::MIN_QUEUE_LIMIT {
             // ns-2's DropTail holds `limit - 1` waiting packets: 1 drops every packet.
             return Err(SpecError {
                 field: "queue_limit".into(),
