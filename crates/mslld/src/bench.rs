@@ -51,12 +51,19 @@ pub const LOOPBACK_MTU: u16 = 1400;
 /// The smallest packet `run` sends: an IPv4 and a UDP header (`ip_packet`).
 pub const MIN_PACKET: usize = 28;
 
+/// The longest measurement `run` accepts: a day. Longer is no benchmark, and a value past
+/// `Duration`'s range would panic in the sleep after the CSV header is out (review, session 42:
+/// `--seconds 1e20`).
+pub const MAX_SECONDS: f64 = 86_400.0;
+
 /// Refuse `run` parameters that would measure nothing, naming the option and its value: a time or
-/// a rate that is not positive, a packet smaller than its headers or larger than the loopback MTU
-/// (the tunnel would drop every packet and report 0 Gbit/s).
+/// a rate that is not positive, a time over [`MAX_SECONDS`], a packet smaller than its headers or
+/// larger than the loopback MTU (the tunnel would drop every packet and report 0 Gbit/s).
 pub fn check_params(seconds: f64, packet_bytes: usize, rate_mbps: f64) -> anyhow::Result<()> {
-    if !(seconds.is_finite() && seconds > 0.0) {
-        anyhow::bail!("--seconds {seconds}: must be a positive number of seconds");
+    if !(seconds.is_finite() && seconds > 0.0 && seconds <= MAX_SECONDS) {
+        anyhow::bail!(
+            "--seconds {seconds}: must be a positive number of seconds, at most {MAX_SECONDS}"
+        );
     }
     if !(MIN_PACKET..=LOOPBACK_MTU as usize).contains(&packet_bytes) {
         anyhow::bail!(
@@ -64,8 +71,13 @@ pub fn check_params(seconds: f64, packet_bytes: usize, rate_mbps: f64) -> anyhow
              up to the loopback tunnel's MTU)"
         );
     }
-    if !(rate_mbps.is_finite() && rate_mbps > 0.0) {
-        anyhow::bail!("--rate-mbps {rate_mbps}: must be a positive rate");
+    // The tunnel's own bound on `link.rate_mbps` (a rate past it is refused by every real end).
+    if !crate::config::RATE_MBPS.contains(&rate_mbps) {
+        anyhow::bail!(
+            "--rate-mbps {rate_mbps}: must be a positive rate in {}..={} Mbit/s",
+            crate::config::RATE_MBPS.start(),
+            crate::config::RATE_MBPS.end()
+        );
     }
     Ok(())
 }

@@ -401,7 +401,7 @@ const HELLO_RANGE_S: std::ops::RangeInclusive<f64> = 0.01..=3600.0;
 pub const MAX_SOCKET_BUFFER: usize = (i32::MAX / 2) as usize;
 
 /// `link.rate_mbps`: 1 kbit/s to 100 Gbit/s (the rate is paced in whole bits per second).
-const RATE_MBPS: std::ops::RangeInclusive<f64> = 0.001..=100_000.0;
+pub const RATE_MBPS: std::ops::RangeInclusive<f64> = 0.001..=100_000.0;
 /// `link.delay_ms` and `impair.delay_ms`: up to an hour.
 const DELAY_MS: std::ops::RangeInclusive<f64> = 0.0..=3_600_000.0;
 

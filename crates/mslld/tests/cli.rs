@@ -49,11 +49,19 @@ fn bench_refuses_what_would_measure_nothing() {
             &["--seconds", "NaN"][..],
             "--seconds NaN: must be a positive",
         ),
+        (
+            &["--seconds", "1e20"][..],
+            "--seconds 100000000000000000000: must be a positive number of seconds, at most 86400",
+        ),
         (&["--size", "27"][..], "--size 27: must be in 28..=1400"),
         (&["--size", "1401"][..], "--size 1401: must be in 28..=1400"),
         (
             &["--rate-mbps", "0"][..],
             "--rate-mbps 0: must be a positive",
+        ),
+        (
+            &["--rate-mbps", "1e9"][..],
+            "--rate-mbps 1000000000: must be a positive rate in 0.001..=100000 Mbit/s",
         ),
     ] {
         let out = Command::new(BIN).arg("bench").args(args).output().unwrap();
