@@ -69,8 +69,22 @@ fn shard_of(s: &mut Vec<u8>, p: &[u8], size: usize) {
 }
 
 /// Blocks behind the newest whose late frames are dropped rather than taken for a new block
-/// (the one just before the newest is still kept whole: `Rse::rx_prev`).
+/// (the one just before the newest is still kept whole: `Rse::rx_prev`). Kept small: a frame
+/// that overtook many others (arriving blocks early) would otherwise make every block between
+/// look stale.
 const STALE_BLOCKS: u8 = 8;
+
+/// Blocks let go of (older than the one before the newest) whose delivered frames the receiver
+/// remembers, so that a frame arriving later than [`STALE_BLOCKS`] blocks is not taken for a new
+/// block and delivered twice (session 42's review: one 9 blocks late was). A quarter of the
+/// 8-bit cycle.
+const RECENT_BLOCKS: usize = 64;
+
+/// A gap since the last frame longer than this many mean gaps means an outage (or a silent
+/// source): a frame then numbered like a block the receiver holds or remembers cannot be a late
+/// one, since frames were not flowing, and is the 8-bit block number wrapping (`Rse::rx_block`).
+/// Wrapping into the stale window needs a loss of at least 248 whole blocks, i.e. 496 frames.
+const OUTAGE_GAPS: u64 = 32;
 
 /// What the receiver has of one block.
 #[derive(Default)]
@@ -104,6 +118,15 @@ impl RxBlock {
     fn received(&self) -> usize {
         self.data.iter().flatten().count()
     }
+
+    /// The indexes delivered (received or rebuilt), as a mask.
+    fn delivered(&self) -> u128 {
+        self.data
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| d.is_some())
+            .fold(self.rebuilt, |m, (i, _)| m | 1 << i)
+    }
 }
 
 pub struct Rse {
@@ -116,6 +139,12 @@ pub struct Rse {
     // block boundary (UDP under the daemon) neither reset a block nor are delivered twice
     rx: Option<RxBlock>,
     rx_prev: Option<RxBlock>,
+    /// When the last frame arrived, and the mean gap between arrivals (EWMA, 1/8), in ns: an
+    /// outage tells the 8-bit block numbers' wrap from late frames (`OUTAGE_GAPS`).
+    rx_last: Option<Instant>,
+    rx_gap_ns: Option<u64>,
+    /// `(block, delivered indexes)` of the last [`RECENT_BLOCKS`] blocks let go of, oldest first.
+    rx_recent: std::collections::VecDeque<(u8, u128)>,
     stats: ServiceStats,
     // Shard buffers reused from block to block.
     tx_shards: Vec<Vec<u8>>,
@@ -142,6 +171,9 @@ impl Rse {
             idle: IdleClose::new(cfg.idle_timeout),
             rx: None,
             rx_prev: None,
+            rx_last: None,
+            rx_gap_ns: None,
+            rx_recent: std::collections::VecDeque::new(),
             stats: ServiceStats::default(),
             tx_shards: Vec::new(),
         }
@@ -187,11 +219,70 @@ impl Rse {
         self.idle.cancel();
     }
 
+    /// Note a frame's arrival at `now`; true when it ends an outage: a gap over
+    /// [`OUTAGE_GAPS`] mean gaps since the frame before it.
+    fn note_arrival(&mut self, now: Instant) -> bool {
+        let Some(last) = self.rx_last.replace(now) else {
+            return false;
+        };
+        let gap = now.saturating_since(last).as_nanos();
+        let Some(mean) = self.rx_gap_ns else {
+            self.rx_gap_ns = Some(gap);
+            return false;
+        };
+        self.rx_gap_ns = Some(((mean as i128 * 7 + gap as i128) / 8) as u64);
+        gap > mean.saturating_mul(OUTAGE_GAPS)
+    }
+
+    /// After an outage the frame that ends it is a new block unless it carries the newest
+    /// block's number (the source may have paused inside a block: the block goes on). A
+    /// number that wrapped onto the newest block itself shows in its payloads instead
+    /// (`on_data`).
+    fn after_outage(&mut self, block: u8) {
+        if self.rx.as_ref().is_some_and(|r| r.block != block) {
+            // Everything held or remembered is from before the outage: forget it whole (kept,
+            // a block would come back into `rx_recent` and alias the next cycle's number).
+            self.rx = None;
+            self.rx_prev = None;
+            self.rx_recent.clear();
+            self.start_block(block);
+        }
+    }
+
+    /// A new newest block; the one before the newest is let go of (remembered in `rx_recent`).
+    fn start_block(&mut self, block: u8) {
+        if let Some(old) = self.rx_prev.take() {
+            if self.rx_recent.len() == RECENT_BLOCKS {
+                self.rx_recent.pop_front();
+            }
+            self.rx_recent.push_back((old.block, old.delivered()));
+        }
+        self.rx_prev = self.rx.take();
+        self.rx = Some(RxBlock::new(block));
+    }
+
+    /// The delivered mask of `block` if it is one of the last [`RECENT_BLOCKS`] let go of and
+    /// not held. In order, a number comes round again only 256 blocks later, long after it left
+    /// the list; a frame that came blocks early (its block started, then let go of, before the
+    /// blocks between) is found here when the rest of its block follows.
+    fn recent(&mut self, block: u8) -> Option<&mut u128> {
+        let held = |r: &Option<RxBlock>| r.as_ref().is_some_and(|r| r.block == block);
+        if held(&self.rx) || held(&self.rx_prev) {
+            return None;
+        }
+        self.rx_recent
+            .iter_mut()
+            .rev()
+            .find(|(b, _)| *b == block)
+            .map(|(_, m)| m)
+    }
+
     /// The receiver's state for `block`: the newest block, the one before it, or a new newest
     /// block (the previous newest becomes the one before). `None` for a block up to
-    /// [`STALE_BLOCKS`] behind the newest: its frames come too late and are dropped. Anything
-    /// else starts a new block, so a receiver that missed many blocks (an outage) resumes with
-    /// the next frame.
+    /// [`STALE_BLOCKS`] behind the newest: its frames come too late and are dropped (counted as
+    /// duplicates). Anything else starts a new block, so a receiver that missed many blocks
+    /// resumes with the next frame; an outage long enough for the numbers to wrap into the
+    /// stale window is caught by `after_outage`.
     fn rx_block(&mut self, block: u8) -> Option<&mut RxBlock> {
         if self.rx.as_ref().is_some_and(|r| r.block == block) {
             return self.rx.as_mut();
@@ -205,18 +296,40 @@ impl Rse {
                 return None;
             }
         }
-        self.rx_prev = self.rx.take();
-        self.rx = Some(RxBlock::new(block));
+        self.start_block(block);
         self.rx.as_mut()
     }
 
     fn on_data(&mut self, block: u8, index: u8, payload: Buf, out: &mut Outbox) {
+        if let Some(mask) = self.recent(block) {
+            // A late frame of a block let go of: new only if that index was never delivered.
+            if *mask >> index & 1 != 0 {
+                self.stats.duplicates_received += 1;
+            } else {
+                *mask |= 1 << index;
+                self.stats.packets_delivered += 1;
+                out.deliver(Packet::new(payload));
+            }
+            return;
+        }
         let Some(rx) = self.rx_block(block) else {
-            return; // two to eight blocks old
+            self.stats.duplicates_received += 1; // 2..=STALE_BLOCKS blocks old
+            return;
         };
         if rx.has(index) {
-            self.stats.duplicates_received += 1;
-            return;
+            let held = rx.data.get(index as usize).and_then(Option::as_ref);
+            if held.is_none_or(|p| *p == payload) {
+                // A copy, or the late original of a rebuilt frame.
+                self.stats.duplicates_received += 1;
+                return;
+            }
+            // Another payload at a held index: the 8-bit number went round a whole cycle
+            // (256 blocks lost, or a multiple) onto a block still held. Everything held or
+            // remembered is that old: start afresh.
+            self.rx_prev = None;
+            self.rx_recent.clear();
+            self.rx = Some(RxBlock::new(block));
+            return self.on_data(block, index, payload, out);
         }
         if rx.shape.is_some_and(|(count, _)| index >= count) {
             // Beyond the block's size as its parity frames give it: not this block's frame.
@@ -249,7 +362,13 @@ impl Rse {
             self.stats.protocol_errors += 1;
             return;
         }
+        if self.recent(block).is_some() {
+            // A block let go of: too late to rebuild anything.
+            self.stats.duplicates_received += 1;
+            return;
+        }
         let Some(rx) = self.rx_block(block) else {
+            self.stats.duplicates_received += 1; // 2..=STALE_BLOCKS blocks old
             return;
         };
         let consistent = rx.shape.is_none_or(|shape| shape == (count, parity))
@@ -363,13 +482,22 @@ impl Service for Rse {
         out.send(f);
         if self.tx_data.len() == self.cfg.block as usize {
             self.send_parity(out);
+        } else {
+            // As XOR/Ad (L998): a data frame arrived, so the timer waits for its transmission.
+            self.idle.cancel();
         }
-        // RSE/Ad's idle timer starts in `handle_transmitted`.
     }
 
-    fn handle_frame(&mut self, _now: Instant, frame: Frame, out: &mut Outbox) {
+    fn handle_frame(&mut self, now: Instant, frame: Frame, out: &mut Outbox) {
         self.stats.frames_received += 1;
-        match RseFrame::from_frame(frame) {
+        let outage = self.note_arrival(now);
+        let frame = RseFrame::from_frame(frame);
+        if outage {
+            if let Ok(RseFrame::Data { block, .. } | RseFrame::Parity { block, .. }) = &frame {
+                self.after_outage(*block);
+            }
+        }
+        match frame {
             Ok(RseFrame::Data {
                 block,
                 index,
@@ -420,8 +548,10 @@ impl Service for Rse {
 
     fn requires_fifo(&self) -> bool {
         // 8-bit block numbers; the current and previous block are kept and copies of delivered
-        // frames dropped (`Rse::rx_block`), so shallow reordering is used, not lost. A frame more
-        // than 8 blocks late would start a new block: not guarded.
+        // frames dropped (`Rse::rx_block`), so shallow reordering is used, not lost. What the
+        // last 64 blocks let go of delivered is remembered: a frame up to that late is used once
+        // at most; one later still would start a new block (not guarded: mslld's replay window
+        // refuses datagrams over 1024 places late).
         false
     }
 

@@ -281,8 +281,13 @@ impl Service for Xor {
         self.tx_count += 1;
         if self.tx_count == self.cfg.block {
             self.send_parity(out);
+        } else {
+            // L998: the block closes if the timer expires "before another data frame arrives
+            // from higher layers": one has, so the timer stops until this frame starts its
+            // transmission (`handle_transmitted`). Left running, time in the scheduler's queue
+            // closed the block under a waiting frame (session 42's review).
+            self.idle.cancel();
         }
-        // XOR/Ad's idle timer starts in `handle_transmitted`.
     }
 
     fn handle_frame(&mut self, _now: Instant, frame: Frame, out: &mut Outbox) {

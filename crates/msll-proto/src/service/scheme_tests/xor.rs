@@ -200,3 +200,33 @@ fn reused_block_number_after_eight_lost_blocks_is_a_new_block() {
     );
     assert_eq!(o.packets, vec![numbered(17, 10)]);
 }
+
+/// XOR/Ad's timer runs from the start of a data frame's transmission, and stops when another
+/// data frame arrives from IP (L998): a frame waiting in the scheduler's queue past the timeout
+/// does not close its block under it (session 42's review: it sent a parity of count 1 here).
+#[test]
+fn xor_ad_timer_waits_for_a_queued_frame_and_restarts_at_its_transmission() {
+    let mut tx = xor(8, Some(100));
+    let out = send_queued(&mut tx, ms(0), numbered(0, 30));
+    assert_eq!(
+        tx.poll_timeout(),
+        None,
+        "not before the frame is on the link"
+    );
+    transmitted(&mut tx, ms(50), &out);
+    assert_eq!(
+        tx.poll_timeout(),
+        Some(ms(150)),
+        "from the start of its transmission"
+    );
+    let out = send_queued(&mut tx, ms(90), numbered(1, 30));
+    assert_eq!(tx.poll_timeout(), None, "another data frame arrived");
+    assert!(timeout_queued(&mut tx, ms(150)).frames.is_empty());
+    transmitted(&mut tx, ms(200), &out);
+    assert_eq!(tx.poll_timeout(), Some(ms(300)));
+    let closed = parsed(&timeout_queued(&mut tx, ms(300)));
+    assert!(
+        matches!(closed[..], [XorFrame::Parity { count: 2, .. }]),
+        "{closed:?}"
+    );
+}
