@@ -17,9 +17,10 @@ use msll_proto::{Duration, Instant, Packet};
 const MF: u16 = 0x2000;
 const OFFSET_MASK: u16 = 0x1fff;
 
-/// Split `pkt` into fragments of at most `mtu` bytes. Returns `None` when it already fits (or is
-/// not a plain IPv4 packet, or `mtu` leaves no room for data).
-pub fn fragment(pkt: &Packet, mtu: usize) -> Option<Vec<Packet>> {
+/// Split `pkt` into fragments of at most `mtu` bytes, each carrying the identification `ident`
+/// if given (else the packet's own). Returns `None` when it already fits (or is not a plain IPv4
+/// packet, or `mtu` leaves no room for data).
+pub fn fragment(pkt: &Packet, mtu: usize, ident: Option<u16>) -> Option<Vec<Packet>> {
     let b = pkt.as_slice();
     if b.len() <= mtu || b.len() < IPV4_HEADER_LEN || b[0] != 0x45 {
         return None;
@@ -38,6 +39,9 @@ pub fn fragment(pkt: &Packet, mtu: usize) -> Option<Vec<Packet>> {
         let mut f = Vec::with_capacity(IPV4_HEADER_LEN + end - off);
         f.extend_from_slice(&b[..IPV4_HEADER_LEN]);
         f.extend_from_slice(&data[off..end]);
+        if let Some(id) = ident {
+            f[4..6].copy_from_slice(&id.to_be_bytes());
+        }
         let total = f.len() as u16;
         f[2..4].copy_from_slice(&total.to_be_bytes());
         let more = if end < data.len() { MF } else { base_mf };
@@ -196,8 +200,8 @@ mod tests {
     #[test]
     fn fragments_fit_and_reassemble_in_any_order() {
         let p = packet(1000, 7);
-        assert!(fragment(&p, 1000).is_none());
-        let frags = fragment(&p, 100).unwrap();
+        assert!(fragment(&p, 1000, None).is_none());
+        let frags = fragment(&p, 100, None).unwrap();
         // 980 data bytes in chunks of 80: 13 fragments
         assert_eq!(frags.len(), 13);
         assert!(frags
@@ -224,23 +228,59 @@ mod tests {
         assert_eq!(&whole.as_slice()[20..], &p.as_slice()[20..]);
         assert!(!is_fragment(whole.as_slice()));
         assert_eq!(r.pending(), 0);
+        // The reassembled header: its total length and a valid checksum.
+        let h = &whole.as_slice()[..20];
+        assert_eq!(u16::from_be_bytes([h[2], h[3]]), 1000);
+        assert_eq!(checksum(h), 0);
+    }
+
+    /// Each fragment's header (review, session 42: only payloads were checked): total length,
+    /// offset in 8-byte units, MF on all but the last, the identification, a valid checksum; also
+    /// for an odd MTU (133: 112 data bytes a fragment) and a fragment fragmented again.
+    #[test]
+    fn fragment_headers_are_consistent() {
+        let check = |frags: &[Packet], first_off: usize, last_mf: bool, ident: u16| {
+            let mut off = first_off;
+            for (k, f) in frags.iter().enumerate() {
+                let b = f.as_slice();
+                assert_eq!(u16::from_be_bytes([b[2], b[3]]) as usize, b.len());
+                let fo = u16::from_be_bytes([b[6], b[7]]);
+                assert_eq!((fo & OFFSET_MASK) as usize * 8, off, "fragment {k}");
+                let last = k + 1 == frags.len();
+                assert_eq!(fo & MF != 0, !last || last_mf, "fragment {k}");
+                assert_eq!(u16::from_be_bytes([b[4], b[5]]), ident);
+                assert_eq!(checksum(&b[..20]), 0, "fragment {k}");
+                off += b.len() - 20;
+            }
+            off
+        };
+        let p = packet(1000, 7);
+        let frags = fragment(&p, 133, None).unwrap();
+        assert!(frags.iter().all(|f| f.len() - 20 <= 112));
+        assert_eq!(check(&frags, 0, false, 7), 980);
+        // A middle fragment cut again keeps its place, its MF and its identification.
+        let again = fragment(&frags[1], 60, None).unwrap();
+        assert_eq!(check(&again, 112, true, 7), 224);
+        // A new identification (the simulator's, for datagrams it fragments).
+        let renamed = fragment(&p, 133, Some(0xbeef)).unwrap();
+        assert_eq!(check(&renamed, 0, false, 0xbeef), 980);
     }
 
     #[test]
     fn a_missing_fragment_loses_the_packet_and_expires() {
-        let frags = fragment(&packet(500, 9), 250).unwrap();
+        let frags = fragment(&packet(500, 9), 250, None).unwrap();
         let mut r = Reassembly::default();
         assert!(r.push(Instant::ZERO, &frags[0]).is_none());
         assert_eq!(r.pending(), 1);
         let later = Instant::ZERO + REASSEMBLY_TIMEOUT + Duration::from_secs(1);
-        let other = fragment(&packet(500, 10), 250).unwrap();
+        let other = fragment(&packet(500, 10), 250, None).unwrap();
         assert!(r.push(later, &other[1]).is_none());
         assert_eq!(r.expired, 1);
     }
 
     #[test]
     fn the_timeout_is_a_parameter() {
-        let frags = fragment(&packet(500, 9), 250).unwrap();
+        let frags = fragment(&packet(500, 9), 250, None).unwrap();
         assert_eq!(frags.len(), 3);
         let mut r = Reassembly::with_timeout(Duration::from_secs(15));
         assert!(r.push(Instant::ZERO, &frags[0]).is_none());

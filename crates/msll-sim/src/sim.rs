@@ -469,6 +469,8 @@ pub struct Simulation {
     /// Conferencing packets sent from this instant on are left out of the loss (`run` sets it
     /// for a run that ends without a drain: `SimConfig::conf_end_guard_s`).
     conf_cutoff: Option<Instant>,
+    /// The next IP identification for a datagram the simulation fragments (`route_now`).
+    frag_ident: u16,
 }
 
 fn link_info(l: &LinkSpec) -> Result<(DataRate, Duration), SpecError> {
@@ -527,6 +529,7 @@ impl Simulation {
             kinds: KindCounts::default(),
             ip_servers: None,
             conf_cutoff: None,
+            frag_ident: 0,
         };
         // seed004-ch1-3 §3: one-link topologies are wired host -- BS ~~ wireless host; two-link
         // topologies wireless host ~~ BS -- BS ~~ wireless host.
@@ -1420,7 +1423,16 @@ impl Simulation {
         }
         let iface = hop.iface as IfaceId;
         if hop.mtu != usize::MAX {
-            if let Some(frags) = crate::frag::fragment(&pkt, hop.mtu) {
+            // A whole datagram gets a fresh identification from one counter of the simulation:
+            // each sender numbers its own packets from 0, and reassembly keys on (source,
+            // destination, protocol, identification) with no ports, so two flows between one
+            // host pair fragmented together mixed their fragments (review, session 42). A
+            // fragment cut again keeps its datagram's.
+            let ident = (!crate::frag::is_fragment(b)).then_some(self.frag_ident);
+            if let Some(frags) = crate::frag::fragment(&pkt, hop.mtu, ident) {
+                if ident.is_some() {
+                    self.frag_ident = self.frag_ident.wrapping_add(1);
+                }
                 self.counters.fragmented += 1;
                 for f in frags {
                     self.route_now(node, f);

@@ -517,7 +517,12 @@ impl Hdlc {
 impl Service for Hdlc {
     fn handle_packet(&mut self, now: Instant, packet: Packet, out: &mut Outbox) {
         self.stats.packets_in += 1;
-        if self.backlog.len() >= self.cfg.backlog as usize {
+        // As status RLP's (session 37): the cap counts packets the window has no room for.
+        // HDLC hands the scheduler one frame at a time, so packets wait here with the window
+        // nearly empty; counted, a backlog of 1 dropped the third of three packets with two
+        // window slots free (review, session 42).
+        let room = (self.cfg.window as usize).saturating_sub(self.tx.len());
+        if self.backlog.len() >= self.cfg.backlog as usize + room {
             self.stats.packets_dropped += 1;
             return;
         }

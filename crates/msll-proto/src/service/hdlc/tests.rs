@@ -445,3 +445,30 @@ fn a_late_report_is_not_taken_for_the_next_rr_s() {
     r.handle_timeout(ms(1700), &mut out);
     assert_eq!(ns_of(&flush(&mut r, ms(1700), &mut out)), vec![0]);
 }
+
+/// The backlog cap counts packets beyond the window's room, not those waiting only for the one
+/// frame HDLC keeps in the scheduler (review, session 42: a backlog of 1 dropped the third of
+/// three packets with two of three window slots free).
+#[test]
+fn backlog_cap_counts_packets_beyond_the_window() {
+    let mut s = Hdlc::new(HdlcConfig {
+        window: 3,
+        backlog: 1,
+        ..HdlcConfig::seed002(HdlcMode::Mdlp)
+    });
+    let mut out = Outbox::default();
+    for i in 0..4 {
+        s.handle_packet(ms(1), numbered(i, 100), &mut out);
+    }
+    assert_eq!(
+        s.stats().packets_dropped,
+        0,
+        "3 fit the window, 1 the backlog"
+    );
+    s.handle_packet(ms(1), numbered(4, 100), &mut out);
+    assert_eq!(s.stats().packets_dropped, 1);
+    // The window's three frames go out; the fourth packet still waits, the fifth was dropped.
+    assert_eq!(ns_of(&flush(&mut s, ms(1), &mut out)), vec![0, 1, 2]);
+    s.handle_packet(ms(1), numbered(5, 100), &mut out);
+    assert_eq!(s.stats().packets_dropped, 2, "window full, backlog full");
+}
