@@ -533,6 +533,13 @@ impl Service for Hdlc {
     fn handle_frame(&mut self, now: Instant, frame: Frame, out: &mut Outbox) {
         self.stats.frames_received += 1;
         match HdlcFrame::from_frame(frame) {
+            // Original reset, waiting for the UA: the peer may have answered and restarted its
+            // numbers (its UA lost), so its I frames are of a numbering this end has not started;
+            // they are discarded, as LAPB's link set-up state does. Taken by the old V(R), they
+            // were delivered and then counted by the peer among the frames its next reset gave
+            // up (review, session 42).
+            Ok(HdlcFrame::I { .. }) if self.resetting && self.cfg.on_limit == RetryLimit::Reset => {
+            }
             Ok(HdlcFrame::I { ns, nr, payload }) => {
                 self.on_nr(now, nr);
                 self.on_i(now, ns, payload, out);

@@ -472,3 +472,30 @@ fn backlog_cap_counts_packets_beyond_the_window() {
     s.handle_packet(ms(1), numbered(5, 100), &mut out);
     assert_eq!(s.stats().packets_dropped, 2, "window full, backlog full");
 }
+
+/// Original reset, the UA lost: the initiator, still waiting for it, discards the I frames of
+/// the responder's new numbering instead of taking them by its old V(R) (review, session 42: it
+/// delivered I(0) here, which the responder's next reset then counted as given up).
+#[test]
+fn an_initiator_waiting_for_its_ua_discards_i_frames() {
+    let mut s = Hdlc::new(HdlcConfig {
+        n2: Some(1),
+        on_limit: RetryLimit::Reset,
+        ..HdlcConfig::seed002(HdlcMode::Lapb)
+    });
+    let mut out = Outbox::default();
+    s.handle_packet(ms(0), numbered(0, 100), &mut out);
+    let mut sent = flush(&mut s, ms(0), &mut out);
+    let mut t = 0;
+    while !sent.contains(&HdlcFrame::Sabme) {
+        t += 1000;
+        assert!(t < 20_000, "no SABME: {sent:?}");
+        s.handle_timeout(ms(t), &mut out);
+        sent = flush(&mut s, ms(t), &mut out);
+    }
+    s.handle_frame(ms(t + 10), i_frame(0), &mut out);
+    assert_eq!(s.stats().packets_delivered, 0, "before the UA");
+    s.handle_frame(ms(t + 20), HdlcFrame::Ua.emit(), &mut out);
+    s.handle_frame(ms(t + 30), i_frame(0), &mut out);
+    assert_eq!(s.stats().packets_delivered, 1, "after it");
+}
