@@ -181,13 +181,18 @@ fn check_values(c: &Check) -> Result<(), String> {
     let bounds = |lo: f64, hi: f64| {
         if lo.is_nan() || hi.is_nan() || lo > hi {
             Err(format!("check.lo = {lo}, check.hi = {hi}: need lo <= hi"))
+        } else if !lo.is_finite() && !hi.is_finite() {
+            // One open side is a one-sided bound; two hold for every value (review, session 42).
+            Err(format!(
+                "check.lo = {lo}, check.hi = {hi}: at least one bound must be finite"
+            ))
         } else {
             Ok(())
         }
     };
     match c {
-        Check::Below { value, .. } | Check::Above { value, .. } if value.is_nan() => {
-            Err(format!("check.value = {value}: must be a number"))
+        Check::Below { value, .. } | Check::Above { value, .. } if !value.is_finite() => {
+            Err(format!("check.value = {value}: must be a finite number"))
         }
         Check::Approx { value, rel_tol, .. } => {
             if !value.is_finite() {
@@ -265,7 +270,10 @@ fn validate(claims: &[Claim], catalogue: &[Scenario]) -> Result<(), String> {
         }
         let pts: Vec<&crate::scenario::Point> = sc.points.iter().collect();
         let wild = wildcards(&pts);
+        // The points each selector picks, expansion by expansion.
+        let mut picked: Vec<(String, Vec<usize>)> = Vec::new();
         for (field, sel) in selectors(&c.check) {
+            picked.push((field.clone(), Vec::new()));
             // `L*` and `N*` are checked as `evaluate` expands them: at every error level > 0,
             // every number of flows of the sweep.
             let mut expanded: Vec<String> = vec![sel.to_string()];
@@ -338,6 +346,7 @@ fn validate(claims: &[Claim], catalogue: &[Scenario]) -> Result<(), String> {
                         ));
                     }
                 };
+                picked.last_mut().expect("pushed").1.push(pi);
                 // A point whose simulation cannot be built (e.g. a missing error trace) is not
                 // checked here: running it reports that error.
                 let known = metrics
@@ -351,6 +360,24 @@ fn validate(claims: &[Claim], catalogue: &[Scenario]) -> Result<(), String> {
                             sc.points[pi].label,
                             sc.name(),
                             did_you_mean(&c.metric, known.iter().map(String::as_str))
+                        ));
+                    }
+                }
+            }
+        }
+        // Two selectors of one check on one point (perhaps spelt differently) compare it with
+        // itself: "greater" always fails, "close" always passes, a ratio is 1 (review, session
+        // 42). `best` names its `a` among its points by design.
+        for (i, (fi, pi)) in picked.iter().enumerate() {
+            for (fj, pj) in &picked[i + 1..] {
+                if matches!(c.check, Check::Best { .. }) && fi == "check.a" {
+                    continue;
+                }
+                if pi.len() == pj.len() {
+                    if let Some((&k, _)) = pi.iter().zip(pj).find(|(a, b)| a == b) {
+                        return fail(format!(
+                            "{fi} and {fj} select the same point \"{}\": the check would compare it with itself",
+                            sc.points[k].label
                         ));
                     }
                 }
@@ -973,6 +1000,27 @@ flows = [1, 3]
             (
                 r#"{ kind = "least", a = "LAN1/L1/rlp", points = [] }"#,
                 "check.points = []",
+            ),
+            // Review, session 42: checks that cannot depend on the results.
+            (
+                r#"{ kind = "greater", a = "LAN1/L1/rlp", b = "cellular/LAN1/L1/rlp" }"#,
+                "check.a and check.b select the same point \"cellular/LAN1/L1/rlp\"",
+            ),
+            (
+                r#"{ kind = "order", points = ["LAN1/L2/rlp", "LAN1/L1/rlp", "LAN1/L2/rlp"] }"#,
+                "check.points[0] and check.points[2] select the same point",
+            ),
+            (
+                r#"{ kind = "close", a = "LAN1/L*/rlp", b = "LAN1/L*/rlp" }"#,
+                "select the same point",
+            ),
+            (
+                r#"{ kind = "below", a = "LAN1/L1/rlp", value = inf }"#,
+                "check.value = inf: must be a finite number",
+            ),
+            (
+                r#"{ kind = "between", a = "LAN1/L1/rlp", lo = -inf, hi = inf }"#,
+                "at least one bound must be finite",
             ),
         ] {
             let e = error(&claim("conf_two", "conf.loss", check));

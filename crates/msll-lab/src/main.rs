@@ -282,6 +282,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
                 trace,
                 speed: Some(Default::default()),
             };
+            output::check_before_running(&sc)?;
             let results = run_scenario(&sc, &opts)?;
             let speed = opts.speed.as_ref().map(|m| m.now());
             output::check_metrics(&sc, &results)?;

@@ -11,6 +11,10 @@ use crate::runner::PointResult;
 use crate::scenario::Scenario;
 
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+/// The simulation model's revision (`reproduce::MODEL_REVISION`), written into every data file
+/// beside the version: the version does not move when results do, so files from before and after
+/// a model change left in one output directory are told apart by this (review, session 42).
+pub use crate::reproduce::MODEL_REVISION;
 
 fn default_metrics(results: &[PointResult]) -> Vec<String> {
     let mut v = Vec::new();
@@ -64,7 +68,29 @@ pub fn check_metrics(
     if results.is_empty() || results.iter().any(|r| r.runs.is_empty()) {
         return Ok(());
     }
-    let known = |m: &str| results.iter().any(|r| r.summary.contains_key(m));
+    let known: std::collections::BTreeSet<&str> = results
+        .iter()
+        .flat_map(|r| r.summary.keys().map(String::as_str))
+        .collect();
+    check_metric_names(sc, &known)
+}
+
+/// The same check before anything runs, on the metric names of every point's simulation built
+/// but not run (`Scenario::metric_names`), which also refuses every point the simulator would
+/// refuse (an unreadable error trace, a parameter out of its range): `msll run` used to simulate
+/// every point first (review, session 42).
+pub fn check_before_running(sc: &Scenario) -> Result<(), crate::scenario::ScenarioError> {
+    let mut names = std::collections::BTreeSet::new();
+    for i in 0..sc.points.len() {
+        names.extend(sc.metric_names(i)?);
+    }
+    check_metric_names(sc, &names.iter().map(String::as_str).collect())
+}
+
+fn check_metric_names(
+    sc: &Scenario,
+    known: &std::collections::BTreeSet<&str>,
+) -> Result<(), crate::scenario::ScenarioError> {
     let named = sc
         .raw
         .scenario
@@ -81,13 +107,8 @@ pub fn check_metrics(
                 .map(|(i, f)| (format!("figure[{i}].metric"), &f.metric)),
         );
     for (field, m) in named {
-        if !known(m) {
-            let mut all: Vec<&str> = results
-                .iter()
-                .flat_map(|r| r.summary.keys().map(String::as_str))
-                .collect();
-            all.sort_unstable();
-            all.dedup();
+        if !known.contains(m.as_str()) {
+            let all: Vec<&str> = known.iter().copied().collect();
             return Err(crate::scenario::ScenarioError {
                 file: sc.file.clone(),
                 msg: format!(
@@ -239,6 +260,7 @@ pub fn table(sc: &Scenario, results: &[PointResult], seed: u64, interval: Interv
 pub fn json(sc: &Scenario, results: &[PointResult], seed: u64) -> serde_json::Value {
     json!({
         "msll_version": VERSION,
+        "model_revision": MODEL_REVISION,
         "scenario": sc.name(),
         "title": sc.raw.scenario.title,
         "source": sc.raw.scenario.source,
@@ -296,14 +318,14 @@ fn point_columns(sc: &Scenario, p: &crate::scenario::Point) -> String {
 
 pub fn summary_csv(sc: &Scenario, results: &[PointResult], seed: u64) -> String {
     let mut s = String::from(
-        "scenario,point,link,topology,level,scheme,metric,mean,sd,n,ci95,seed,msll_version\n",
+        "scenario,point,link,topology,level,scheme,metric,mean,sd,n,ci95,seed,msll_version,model_revision\n",
     );
     for r in results {
         let p = &r.point;
         for (k, v) in &r.summary {
             let _ = writeln!(
                 s,
-                "{},{k},{},{},{},{},{seed},{VERSION}",
+                "{},{k},{},{},{},{},{seed},{VERSION},{MODEL_REVISION}",
                 point_columns(sc, p),
                 v.mean,
                 v.sd,

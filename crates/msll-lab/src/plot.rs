@@ -123,6 +123,44 @@ fn bounds(p: &Plot) -> (f64, f64, f64, f64) {
     (xmin - 0.3, xmax + 0.3, ymin, ymax)
 }
 
+/// An f64 axis whose ticks are exactly `keys`. plotters' own `with_key_points` wrapper cannot
+/// take a label formatter over f64 (no `ValueFormatter` for it), hence this one.
+struct XTicks {
+    inner: plotters::coord::types::RangedCoordf64,
+    keys: Vec<f64>,
+}
+
+impl XTicks {
+    fn new(range: std::ops::Range<f64>, keys: Vec<f64>) -> Self {
+        XTicks {
+            inner: range.into(),
+            keys,
+        }
+    }
+}
+
+impl plotters::coord::ranged1d::Ranged for XTicks {
+    type ValueType = f64;
+    type FormatOption = plotters::coord::ranged1d::DefaultFormatting;
+
+    fn range(&self) -> std::ops::Range<f64> {
+        self.inner.range()
+    }
+
+    fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
+        self.inner.map(value, limit)
+    }
+
+    fn key_points<H: plotters::coord::ranged1d::KeyPointHint>(&self, hint: H) -> Vec<f64> {
+        // Bold points (ticks and labels) only: no light mesh lines between them.
+        if hint.weight().allow_light_points() {
+            Vec::new()
+        } else {
+            self.keys.clone()
+        }
+    }
+}
+
 fn draw<DB: DrawingBackend>(root: DrawingArea<DB, plotters::coord::Shift>, p: &Plot) -> Result<()>
 where
     DB::ErrorType: 'static,
@@ -187,26 +225,33 @@ where
                 .configure_mesh()
                 .x_desc(p.x_label.as_str())
                 .y_desc(p.y_label.as_str())
-                .x_labels(p.x_ticks.len() * 4 + 1)
                 .x_label_formatter(&label)
                 .disable_x_mesh()
                 .draw()
                 .map_err(|e| anyhow!("{e:?}"))?;
             for (i, s) in p.series.iter().enumerate() {
                 let c = COLORS[i % COLORS.len()];
-                let pts: Vec<(f64, f64)> = s
-                    .points
-                    .iter()
-                    .filter(|q| q.1.is_finite())
-                    .map(|q| (q.0, $map(q.1)))
-                    .collect();
-                chart
-                    .draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))
-                    .map_err(|e| anyhow!("{e:?}"))?
-                    .label(s.name.as_str())
-                    .legend(move |(x, y)| {
-                        PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(2))
-                    });
+                // A point that measured nothing (NaN) breaks the curve: a line drawn across it
+                // would show a value there (review, session 42).
+                let mut pieces: Vec<Vec<(f64, f64)>> = vec![Vec::new()];
+                for q in &s.points {
+                    if q.1.is_finite() {
+                        pieces.last_mut().expect("one piece").push((q.0, $map(q.1)));
+                    } else if !pieces.last().expect("one piece").is_empty() {
+                        pieces.push(Vec::new());
+                    }
+                }
+                let pts: Vec<(f64, f64)> = pieces.concat();
+                for (k, piece) in pieces.into_iter().enumerate() {
+                    let line = chart
+                        .draw_series(LineSeries::new(piece, c.stroke_width(2)))
+                        .map_err(|e| anyhow!("{e:?}"))?;
+                    if k == 0 {
+                        line.label(s.name.as_str()).legend(move |(x, y)| {
+                            PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(2))
+                        });
+                    }
+                }
                 chart
                     .draw_series(pts.iter().map(|&(x, y)| Circle::new((x, y), 3, c.filled())))
                     .map_err(|e| anyhow!("{e:?}"))?;
@@ -246,14 +291,18 @@ where
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(70);
+    // Ticks exactly at the points' x (levels, or numbers of flows 1, 5, 10, 20, ...): left to
+    // plotters they fell at 2, 4, ..., 40 and only the x that happened to be among them got a
+    // label (review, session 42: N = 1 and 5 had none in every seed 003 video figure).
+    let keys: Vec<f64> = p.x_ticks.iter().map(|t| t.0).collect();
     if p.log_y {
         let chart = builder
-            .build_cartesian_2d(x0..x1, (y0..y1).log_scale())
+            .build_cartesian_2d(XTicks::new(x0..x1, keys), (y0..y1).log_scale())
             .map_err(|e| anyhow!("{e:?}"))?;
         body!(chart, |v: f64| v.max(y0));
     } else {
         let chart = builder
-            .build_cartesian_2d(x0..x1, y0..y1)
+            .build_cartesian_2d(XTicks::new(x0..x1, keys), y0..y1)
             .map_err(|e| anyhow!("{e:?}"))?;
         body!(chart, |v: f64| v);
     }
@@ -277,4 +326,52 @@ pub fn render(p: &Plot, stem: &Path) -> Result<bool> {
     let png = with_ext("png");
     draw(BitMapBackend::new(&png, (800, 520)).into_drawing_area(), p)?;
     Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every x tick gets its label at its own x, whatever the spacing (review, session 42:
+    /// seed 003's N = 1, 5, 10, 20, 30, 40 had ticks at 2, 4, ..., 40, and N = 1 and 5 no label);
+    /// a point that measured nothing breaks its curve in two.
+    #[test]
+    fn uneven_ticks_are_all_labelled_and_nan_breaks_the_curve() {
+        if !font_available() {
+            eprintln!("no font: plotters cannot lay out labels, nothing to check");
+            return;
+        }
+        let xs = [1.0, 5.0, 10.0, 20.0, 30.0, 40.0];
+        let p = Plot {
+            title: "t".into(),
+            x_label: "flows".into(),
+            y_label: "goodput".into(),
+            x_ticks: xs.iter().map(|&x| (x, format!("N{x}"))).collect(),
+            series: vec![Series {
+                name: "s".into(),
+                points: xs
+                    .iter()
+                    .map(|&x| (x, if x == 20.0 { f64::NAN } else { 1000.0 + x }, 0.0))
+                    .collect(),
+            }],
+            log_y: false,
+            steps: false,
+            x_range: None,
+        };
+        let dir = std::env::temp_dir().join(format!("msll-plot-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let stem = dir.join("f");
+        render(&p, &stem).unwrap();
+        let svg = std::fs::read_to_string(dir.join("f.svg")).unwrap();
+        for x in xs {
+            assert!(svg.contains(&format!(">\nN{x}\n</text>")), "no label N{x}");
+        }
+        // Two pieces of line, 1-5-10 and 30-40, and the legend's sample: the curves' width.
+        assert_eq!(
+            svg.matches("stroke-width=\"2\" points=").count(),
+            3,
+            "{svg}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -9,7 +9,7 @@ use anyhow::Result;
 use msll_sim::error_model::ErrorSpec;
 
 use crate::claims::{Status, Verdict};
-use crate::output::VERSION;
+use crate::output::{MODEL_REVISION, VERSION};
 use crate::plot::{self, Plot, Series};
 use crate::runner::PointResult;
 use crate::scenario::{FigureSpec, Scenario};
@@ -93,6 +93,7 @@ fn build_figure(sc: &Scenario, prs: &[PointResult], f: &FigureSpec) -> Fig {
     let mut order: Vec<String> = Vec::new();
     let mut by: BTreeMap<String, Vec<(f64, f64, f64)>> = BTreeMap::new();
     let mut ticks: BTreeMap<u32, String> = BTreeMap::new();
+    let mut partial: BTreeMap<(String, u32), usize> = BTreeMap::new();
     let multi_link = prs
         .iter()
         .any(|p| p.point.link != prs[0].point.link || p.point.topology != prs[0].point.topology);
@@ -131,6 +132,12 @@ fn build_figure(sc: &Scenario, prs: &[PointResult], f: &FigureSpec) -> Fig {
         let (m, sd) = p.summary.get(&f.metric).map_or((f64::NAN, f64::NAN), |s| {
             (s.mean * f.scale, f.error_bars.of(s) * f.scale.abs())
         });
+        // Replications that measured nothing (NaN) are out of the mean: the table says how
+        // many are in, as `msll run`'s table does (review, session 42: seed 002's L8 mean
+        // covered 5 of 10 replications and read as a mean of 10).
+        if let Some(s) = p.summary.get(&f.metric).filter(|s| s.n < p.runs.len()) {
+            partial.insert((name.clone(), x), s.n);
+        }
         by.entry(name).or_default().push((x as f64, m, sd));
     }
     let series: Vec<Series> = order
@@ -153,12 +160,15 @@ fn build_figure(sc: &Scenario, prs: &[PointResult], f: &FigureSpec) -> Fig {
     for s in &series {
         let _ = write!(table, "| {} |", s.name);
         for lv in ticks.keys() {
+            let n = partial
+                .get(&(s.name.clone(), *lv))
+                .map_or(String::new(), |n| format!(" (n={n})"));
             match s.points.iter().find(|q| q.0 == *lv as f64) {
                 Some(&(_, m, sd)) if m.is_finite() && sd.is_finite() => {
-                    let _ = write!(table, " {} ± {} |", sig(m), sig(sd));
+                    let _ = write!(table, " {} ± {}{n} |", sig(m), sig(sd));
                 }
                 Some(&(_, m, _)) if m.is_finite() => {
-                    let _ = write!(table, " {} |", sig(m));
+                    let _ = write!(table, " {}{n} |", sig(m));
                 }
                 _ => table.push_str(" - |"),
             }
@@ -253,7 +263,7 @@ fn build_trace_figure(
     Fig {
         spec: f.clone(),
         source: format!(
-            "{} ({}, replication 1 of seed {}, traced: {what})",
+            "{} ({}, replication 0 (the first) of seed {}, traced: {what})",
             sc.raw.scenario.source, sc.file, sc.raw.scenario.seed
         ),
         plot: Plot {
@@ -355,7 +365,7 @@ pub fn write(dir: &Path, ctx: &Context) -> Result<()> {
     let _ = writeln!(md, "# msll reproduction report\n");
     let _ = writeln!(
         md,
-        "msll {VERSION}. {} scenarios, {} figures, {} simulation runs ({} executed in this invocation, {} missing). \
+        "msll {VERSION}, model revision {MODEL_REVISION}. {} scenarios, {} figures, {} simulation runs ({} executed in this invocation, {} missing). \
          Wall time of this invocation: {:.1} s on {}.{}{}\n",
         ctx.scenarios.len(),
         figs.len(),
@@ -463,7 +473,7 @@ pub fn write(dir: &Path, ctx: &Context) -> Result<()> {
 
     let mut h = String::new();
     h.push_str("<!doctype html><html><head><meta charset=\"utf-8\"><title>msll reproduction report</title><style>body{font-family:sans-serif;max-width:1100px;margin:auto;padding:1em}table{border-collapse:collapse;margin:0.5em 0}td,th{border:1px solid #bbb;padding:2px 6px;font-size:13px}.PASS{background:#cfc}.FAIL{background:#fcc}.NOT-RUN{background:#eee}svg{max-width:100%;height:auto}</style></head><body>");
-    let _ = write!(h, "<h1>msll reproduction report</h1><p>msll {VERSION}: {} scenarios, {} figures, {} runs ({} executed now, {} missing), wall time {:.1} s.{}</p>",
+    let _ = write!(h, "<h1>msll reproduction report</h1><p>msll {VERSION}, model revision {MODEL_REVISION}: {} scenarios, {} figures, {} runs ({} executed now, {} missing), wall time {:.1} s.{}</p>",
         ctx.scenarios.len(), figs.len(), ctx.runs_total, ctx.runs_executed, ctx.missing, ctx.wall_s,
         if ctx.quick { " <b>Quick mode</b>: a first look, not a reproduction." } else { "" });
     let _ = write!(h, "<h2>Claims: {pass} PASS, {fail} FAIL, {nr} NOT-RUN</h2><table><tr><th>claim</th><th>source</th><th>statement</th><th>verdict</th><th>measured</th><th>note</th></tr>");

@@ -193,10 +193,18 @@ fn msll_variants(raw: &ScenarioFile) -> Result<Vec<MsllConfig>, String> {
         }
     }
     let mut out = Vec::new();
-    for list in lists {
+    for (j, list) in lists.into_iter().enumerate() {
+        // The path the file has (review, session 42: a sweep's entries were named
+        // "msll.services", a key the file may not have).
+        let table = if raw.sweep.services.is_empty() {
+            "msll.services".to_string()
+        } else {
+            format!("sweep.services[{j}]")
+        };
         let services = list
             .iter()
-            .map(|s| resolve_scheme("msll.services", s))
+            .enumerate()
+            .map(|(k, s)| resolve_scheme(&format!("{table}[{k}]"), s))
             .collect::<Result<Vec<_>, _>>()?;
         for &scheduler in &scheds {
             let m = MsllConfig {
@@ -209,8 +217,12 @@ fn msll_variants(raw: &ScenarioFile) -> Result<Vec<MsllConfig>, String> {
                 timer_scaling: sec.timer_scaling.unwrap_or_default(),
             };
             // MsllConfig names fields relative to its table: prefix them as the file has them.
-            m.validate()
-                .map_err(|e| format!("msll.{e} (services {})", m.label()))?;
+            m.validate().map_err(|e| match e.strip_prefix("services") {
+                Some(rest) if !raw.sweep.services.is_empty() => {
+                    format!("{table}{rest} (services {})", m.label())
+                }
+                _ => format!("msll.{e} (services {})", m.label()),
+            })?;
             out.push(m);
         }
     }
@@ -874,7 +886,8 @@ impl Scenario {
             raw.sweep
                 .scheme
                 .iter()
-                .map(|s| resolve_scheme("sweep.scheme", s).map_err(err))
+                .enumerate()
+                .map(|(i, s)| resolve_scheme(&format!("sweep.scheme[{i}]"), s).map_err(err))
                 .collect::<Result<_, _>>()?
         };
         let msll = msll_variants(&raw).map_err(err)?;
@@ -1010,6 +1023,13 @@ impl Scenario {
                 "no [[app]] given: a scenario needs at least one application".into(),
             ));
         }
+        if raw.app.len() > msll_sim::sim::MAX_APPS {
+            return Err(err(format!(
+                "app: {} [[app]] tables given, at most {} (each owns ports by its index)",
+                raw.app.len(),
+                msll_sim::sim::MAX_APPS
+            )));
+        }
 
         // seed 003: the TCP variant and the number of video flows.
         for v in &raw.sweep.variant {
@@ -1034,6 +1054,16 @@ impl Scenario {
                 return Err(err(format!(
                     "app[{i}].variant = \"{}\": sweep.variant sets it at every point; leave it out",
                     raw.app[i].variant.as_deref().unwrap_or("")
+                )));
+            }
+        }
+        if !raw.sweep.flows.is_empty() {
+            // As sweep.variant: the sweep sets it at every point, so an app's own value would
+            // be dropped without a word (review, session 42).
+            if let Some(i) = raw.app.iter().position(|a| a.flows.is_some()) {
+                return Err(err(format!(
+                    "app[{i}].flows = {}: sweep.flows sets it at every point; leave it out",
+                    raw.app[i].flows.unwrap_or(0)
                 )));
             }
         }
@@ -1679,12 +1709,26 @@ fn check_point(raw: &ScenarioFile, c: &SimConfig) -> Result<(), String> {
     let link = &c.wireless;
     let mut schemes: Vec<(String, &SchemeConfig)> = Vec::new();
     match &c.msll {
-        None => schemes.push(("sweep.scheme".into(), &c.scheme)),
+        None => {
+            let i = raw
+                .sweep
+                .scheme
+                .iter()
+                .position(|r| resolve_scheme("", r).is_ok_and(|x| x == c.scheme));
+            let table = i.map_or("sweep.scheme".to_string(), |i| format!("sweep.scheme[{i}]"));
+            schemes.push((table, &c.scheme))
+        }
         Some(m) => {
-            let table = if raw.sweep.services.is_empty() {
-                "msll.services"
-            } else {
-                "sweep.services"
+            // The list of the sweep this point runs, found by its schemes.
+            let j = raw.sweep.services.iter().position(|l| {
+                l.len() == m.services.len()
+                    && l.iter()
+                        .zip(&m.services)
+                        .all(|(r, s)| resolve_scheme("", r).is_ok_and(|x| x == *s))
+            });
+            let table = match j {
+                Some(j) => format!("sweep.services[{j}]"),
+                None => "msll.services".to_string(),
             };
             for (k, s) in m.services.iter().enumerate() {
                 schemes.push((format!("{table}[{k}]"), s));

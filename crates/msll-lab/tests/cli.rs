@@ -97,8 +97,13 @@ fn identical_csv_for_reruns_and_thread_counts() {
     }
     let csv = String::from_utf8(std::fs::read(a.join("seed004_fig5_10-11.csv")).unwrap()).unwrap();
     assert!(csv.starts_with(
-        "scenario,point,link,topology,level,scheme,metric,mean,sd,n,ci95,seed,msll_version\n"
+        "scenario,point,link,topology,level,scheme,metric,mean,sd,n,ci95,seed,msll_version,model_revision\n"
     ));
+    let rev = msll_lab::reproduce::MODEL_REVISION;
+    assert!(
+        csv.lines().nth(1).unwrap().ends_with(&format!(",{rev}")),
+        "{csv}"
+    );
     assert!(csv.contains("pcs/WAN2/L4/default,pcs,WAN2,4,default,conf.loss,"));
 }
 
@@ -273,12 +278,12 @@ fn impossible_values_are_named_not_run() {
         (
             "gbn-rto-below-frame",
             sweep("{ kind = \"gbn\", rto_ms = 0.001 }"),
-            vec!["sweep.scheme.rto_ms = 0.001", "frame's transmission"],
+            vec!["sweep.scheme[0].rto_ms = 0.001", "frame's transmission"],
         ),
         (
             "rlp-ka-below-frame",
             sweep("{ kind = \"rlp\", keepalive_ms = 0.001 }"),
-            vec!["sweep.scheme.keepalive_ms = 0.001"],
+            vec!["sweep.scheme[0].keepalive_ms = 0.001"],
         ),
         (
             "msll-rto-below-frame",
@@ -310,7 +315,7 @@ fn impossible_values_are_named_not_run() {
             "status-period-below-status",
             sweep("{ kind = \"status-rlp\", status_period_ms = 0.001 }"),
             vec![
-                "sweep.scheme.status_period_ms = 0.001",
+                "sweep.scheme[0].status_period_ms = 0.001",
                 "status frame's transmission",
             ],
         ),
@@ -362,6 +367,34 @@ fn impossible_values_are_named_not_run() {
             "drain",
             GOOD.replace("duration_s = 5", "duration_s = 5\ndrain_s = 1e300"),
             vec!["scenario.drain_s = 1e300"],
+        ),
+        // Review, session 42.
+        (
+            "too-many-apps",
+            format!("{GOOD}{}", "[[app]]\nkind = \"conference\"\n".repeat(64)),
+            vec!["app: 65 [[app]] tables given, at most 64"],
+        ),
+        (
+            "sweep-services-path",
+            format!(
+                "{GOOD}\n[msll]\nservices = [\"sr-m2\", \"rlp-oos\"]\n[sweep]\nservices = [[\"sr-m2\", \"rlp-oos\"], [\"sr-m2\", \"bogus\"]]\n"
+            ),
+            vec!["sweep.services[1][1] = \"bogus\": unknown scheme"],
+        ),
+        (
+            "sweep-scheme-index",
+            sweep("\"rlp\", { kind = \"gbn\", window = 0 }"),
+            vec!["sweep.scheme[1].window = 0"],
+        ),
+        (
+            "flows-twice",
+            "[scenario]\nname = \"v\"\nreplications = 1\nduration_s = 5\n[link]\npreset = \"wlan11b\"\nframe_payload = 1040\n[[app]]\nkind = \"video\"\nrate_bps = 256000\nflows = 5\n[sweep]\nflows = [1, 10]\n".to_string(),
+            vec!["app[0].flows = 5: sweep.flows sets it at every point"],
+        ),
+        (
+            "metric-typo-before-running",
+            GOOD.replace("duration_s = 5", "duration_s = 5\nmetrics = [\"conf.los\"]"),
+            vec!["scenario.metrics[0] = \"conf.los\"", "no point of this scenario reports it"],
         ),
         (
             "ip-queues-without-msll",
@@ -666,7 +699,11 @@ fn claims_naming_what_does_not_exist_are_refused_before_running() {
         "claim-good",
         &format!(
             "{ok}{}",
-            claim_text("u1", "u", "conf.loss", "L1/default", "L1/default")
+            // "u" has one point: a bound, not a comparison (a point against itself is refused).
+            claim_text("u1", "u", "conf.loss", "L1/default", "L1/default").replace(
+                "kind = \"greater\", a = \"L1/default\", b = \"L1/default\"",
+                "kind = \"below\", a = \"L1/default\", value = 2",
+            )
         ),
         &["--only", "t"],
     );
@@ -1137,6 +1174,10 @@ fn shards_merge_to_the_same_results() {
         std::fs::read(m.join(f)).unwrap(),
         std::fs::read(whole.join(f)).unwrap()
     );
+    // The run times came along (review, session 42: only results were copied, and the merged
+    // report said "0.0 CPU-seconds").
+    let md = std::fs::read_to_string(m.join("report").join("README.md")).unwrap();
+    assert!(!md.contains(" 0.0 CPU-seconds"), "{md}");
     // One shard alone is an incomplete merge: every point lacks replications, so no claim is
     // judged on the runs it happens to have (each reads NOT-RUN), and the report says why.
     // (Shard 1/2: replication 1 of every point, which was written as replication 0 before
@@ -1789,4 +1830,105 @@ fn one_replication_prints_no_spread() {
     let cols: Vec<&str> = row.split(',').collect();
     // scenario,point,link,topology,level,scheme,metric,mean,sd,n,ci95,...
     assert_eq!((cols[8], cols[9], cols[10]), ("NaN", "1", "NaN"), "{row}");
+}
+
+/// `reproduce` checks its output directory before it runs anything: a path that cannot hold the
+/// cache (here a file) is an error naming it (review, session 42: the whole catalogue ran first,
+/// then "Not a directory (os error 20)" named nothing).
+#[test]
+fn an_output_path_that_cannot_hold_the_cache_fails_before_running() {
+    let d = tmpdir("badout");
+    std::fs::write(d.join("t.toml"), GOOD).unwrap();
+    let file = d.join("t.toml");
+    let out = msll()
+        .args(["reproduce", "--quick", "--scenarios"])
+        .arg(&d)
+        .arg("--out")
+        .arg(&file)
+        .output()
+        .unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&file.join("cache").display().to_string()),
+        "{err}"
+    );
+}
+
+/// A damaged cache file (an interrupted write, a full disk) is run again, not an error on every
+/// later `reproduce` until someone deletes it (review, session 42).
+#[test]
+fn a_damaged_cached_run_is_run_again() {
+    let d = tmpdir("damaged");
+    std::fs::write(d.join("t.toml"), GOOD).unwrap();
+    let run = || {
+        msll()
+            .args(["reproduce", "--quick", "--scenarios"])
+            .arg(&d)
+            .arg("--out")
+            .arg(d.join("out"))
+            .output()
+            .unwrap()
+    };
+    assert!(run().status.success());
+    let csv = std::fs::read(d.join("out").join("data").join("t.runs.csv")).unwrap();
+    let cached: Vec<std::path::PathBuf> = walk(&d.join("out").join("cache"))
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    assert!(!cached.is_empty());
+    let text = std::fs::read(&cached[0]).unwrap();
+    std::fs::write(&cached[0], &text[..text.len() / 2]).unwrap();
+    let out = run();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("running it again"), "{err}");
+    assert_eq!(std::fs::read(&cached[0]).unwrap(), text, "rewritten whole");
+    assert_eq!(
+        std::fs::read(d.join("out").join("data").join("t.runs.csv")).unwrap(),
+        csv
+    );
+}
+
+/// Every file under `dir`, recursively.
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// The report's figure tables say how many replications a mean covers when some measured
+/// nothing, as `msll run`'s table does (review, session 42: seed 002's Fig. 4.8 printed means of
+/// 7 and 5 of 10 replications as plain means).
+#[test]
+fn the_report_says_how_many_runs_a_mean_covers() {
+    let d = tmpdir("reportn");
+    std::fs::write(
+        d.join("w.toml"),
+        "[scenario]\nname = \"w\"\nreplications = 6\nseed = 1\nduration_s = 1000\n\
+         [link]\npreset = \"cellular\"\n[topology]\nname = \"WAN2\"\n\
+         [sweep]\nlevel = [4]\nscheme = [\"default\"]\n[[app]]\nkind = \"www\"\n\
+         [[figure]]\nid = \"w-t\"\nmetric = \"www.mean_transaction_s\"\n",
+    )
+    .unwrap();
+    run_ok(
+        msll()
+            .args(["reproduce", "--scenarios"])
+            .arg(&d)
+            .arg("--out")
+            .arg(d.join("out")),
+    );
+    let md = std::fs::read_to_string(d.join("out").join("report").join("README.md")).unwrap();
+    let row = md
+        .lines()
+        .find(|l| l.starts_with("| default |"))
+        .unwrap_or_else(|| panic!("{md}"));
+    assert!(row.contains(" (n=2) |"), "{row}");
 }

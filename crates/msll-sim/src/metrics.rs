@@ -147,6 +147,13 @@ impl Summary {
                 n,
             };
         }
+        // Equal values (a point whose replications are one run, e.g. an error-free level):
+        // exactly that value and no spread, not the sum's rounding (review, session 42: sd
+        // 2.2e-11 printed as "± 0.0000" beside another point's "± 0").
+        if xs.iter().all(|&x| x == xs[0]) {
+            let sd = if n > 1 { 0.0 } else { f64::NAN };
+            return Summary { mean: xs[0], sd, n };
+        }
         let mean = xs.iter().sum::<f64>() / n as f64;
         // One value says nothing about the spread: NaN, not 0 (a report would print "± 0" and
         // draw a confident point; `summarize`'s callers print no interval for a NaN).
@@ -204,5 +211,16 @@ mod tests {
         let one = summarize(&runs[..2])["m"];
         assert_eq!((one.mean, one.n), (1.0, 1));
         assert!(one.sd.is_nan(), "one value has no spread: {}", one.sd);
+    }
+
+    /// Thirty copies of one value: that value, and a spread of exactly 0 (the sum of 30 copies
+    /// divided by 30 is not always the value, and then the spread was 2e-11).
+    #[test]
+    fn equal_values_have_exactly_no_spread() {
+        let x = 50959.621024565786;
+        let s = Summary::of(&[x; 30]);
+        assert_eq!((s.mean, s.sd, s.n), (x, 0.0, 30));
+        let naive = [x; 30].iter().sum::<f64>() / 30.0;
+        assert_ne!(naive, x, "the case the rule is for");
     }
 }
