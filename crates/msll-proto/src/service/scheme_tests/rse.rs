@@ -429,7 +429,7 @@ fn every_outage_length_resumes_with_the_next_frame() {
                     first_after = Some(i);
                 }
                 if !lose {
-                    if let Some(RseFrame::Data { .. }) = RseFrame::from_frame(f.clone()).ok() {
+                    if let Ok(RseFrame::Data { .. }) = RseFrame::from_frame(f.clone()) {
                         arrived.push(i);
                     }
                     got.extend(feed(&mut rx, ms(i as u64), f).packets.iter().map(number_of));
