@@ -80,6 +80,9 @@ const STALE_BLOCKS: u8 = 8;
 /// 8-bit cycle.
 const RECENT_BLOCKS: usize = 64;
 
+/// The smallest mean gap between arrivals [`OUTAGE_GAPS`] is taken of (10 us).
+const MIN_MEAN_GAP_NS: u64 = 10_000;
+
 /// A gap since the last frame longer than this many mean gaps means an outage (or a silent
 /// source): a frame then numbered like a block the receiver holds or remembers cannot be a late
 /// one, since frames were not flowing, and is the 8-bit block number wrapping (`Rse::rx_block`).
@@ -231,7 +234,9 @@ impl Rse {
             return false;
         };
         self.rx_gap_ns = Some(((mean as i128 * 7 + gap as i128) / 8) as u64);
-        gap > mean.saturating_mul(OUTAGE_GAPS)
+        // A floor under the mean: frames stamped with one instant (a batch read at once) would
+        // make every later gap an outage (review, session 42).
+        gap > mean.max(MIN_MEAN_GAP_NS).saturating_mul(OUTAGE_GAPS)
     }
 
     /// After an outage the frame that ends it is a new block unless it carries the newest
