@@ -243,7 +243,8 @@ fn quicken(p: &mut Point) {
 /// 23: HDLC original reset: the initiator discards I frames while it waits for its UA (the
 ///     responder's new numbering, its UA lost; session 42's review): they were taken by the old
 ///     V(R), delivered, and then counted among the frames the responder's next reset gave up.
-///     8 points of seed 002 ch. 5's MDLP non-sequencing with N2 change. Also (no catalogue run
+///     Seed 002 ch. 5's MDLP non-sequencing with N2 changes at PER 30-60 % (8 points of the
+///     golden quick check; over the full catalogue up to -27 % in throughput, no verdict). Also (no catalogue run
 ///     changes): datagrams the simulation fragments get IP identifications from one counter
 ///     (two flows between one host pair completed each other's datagrams); XOR/Ad's and
 ///     RSE/Ad's idle timer stops when a data frame arrives from IP (L998); the RSE receiver
