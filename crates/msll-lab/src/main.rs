@@ -131,6 +131,10 @@ enum Cmd {
         /// `--point L4/snoop,L4/default`.
         #[arg(long, value_delimiter = ',')]
         point: Vec<String>,
+        /// Print the metrics the points report (names for `scenario.metrics` and figures;
+        /// docs/metrics.md defines them) and exit without running.
+        #[arg(long)]
+        list_metrics: bool,
     },
     /// Run the experiment catalogue of the seeds: every figure, plots, claims, report.
     Reproduce {
@@ -264,9 +268,14 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             trace,
             tcp_trace,
             point,
+            list_metrics,
         } => {
             let mut sc = Scenario::load(&scenario)?;
             sc.retain_points(&point)?;
+            if list_metrics {
+                write!(std::io::stdout().lock(), "{}", output::metric_listing(&sc)?)?;
+                return Ok(());
+            }
             if let Some(path) = &tcp_trace {
                 let first = sc.points.first().context("no point to trace")?;
                 let text =

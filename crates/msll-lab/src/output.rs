@@ -75,6 +75,37 @@ pub fn check_metrics(
     check_metric_names(sc, &known)
 }
 
+/// What `msll run --list-metrics` prints: every metric the scenario's points report, one per
+/// line, each with the points that report it when not all do (metric names depend on the
+/// applications, the schemes and the MSLL services; docs/metrics.md defines them). Built from
+/// the simulations built but not run (`Scenario::metric_names`), so it costs no simulation.
+pub fn metric_listing(sc: &Scenario) -> Result<String, crate::scenario::ScenarioError> {
+    let mut by_name: std::collections::BTreeMap<String, Vec<usize>> = Default::default();
+    for i in 0..sc.points.len() {
+        for m in sc.metric_names(i)? {
+            by_name.entry(m).or_default().push(i);
+        }
+    }
+    let mut out = String::new();
+    for (m, points) in by_name {
+        if points.len() == sc.points.len() {
+            out.push_str(&format!("{m}\n"));
+        } else {
+            let labels: Vec<&str> = points
+                .iter()
+                .map(|&i| sc.points[i].label.as_str())
+                .collect();
+            out.push_str(&format!(
+                "{m}  (only {} of {} points: {})\n",
+                points.len(),
+                sc.points.len(),
+                labels.join(", ")
+            ));
+        }
+    }
+    Ok(out)
+}
+
 /// The same check before anything runs, on the metric names of every point's simulation built
 /// but not run (`Scenario::metric_names`), which also refuses every point the simulator would
 /// refuse (an unreadable error trace, a parameter out of its range): `msll run` used to simulate

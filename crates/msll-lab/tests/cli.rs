@@ -782,6 +782,43 @@ fn run_prints_its_speed() {
     );
 }
 
+/// `--list-metrics` names what the points report, without running them: seed 002's MAC
+/// comparison reports the link-layer delay metrics only at its status-RLP points.
+#[test]
+fn list_metrics_names_what_each_point_reports_without_running() {
+    let f = repo().join("scenarios/seed002/ch4_mac.toml");
+    let out = run_ok(msll().arg("run").arg(&f).arg("--list-metrics"));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines.contains(&"ftp.throughput_bps"), "{text}");
+    assert!(lines.contains(&"sim.events"), "{text}");
+    let delay = lines
+        .iter()
+        .find(|l| l.starts_with("ll.delay_s "))
+        .unwrap_or_else(|| panic!("no ll.delay_s: {text}"));
+    assert!(
+        delay.contains("(only ") && delay.contains("/status-rlp-ns"),
+        "{delay}"
+    );
+    let mut sorted = lines.clone();
+    sorted.sort();
+    assert_eq!(lines, sorted, "one line per metric, sorted");
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("speed:"),
+        "nothing ran"
+    );
+    // Restricted to status-RLP points, every point reports it.
+    let out =
+        run_ok(
+            msll()
+                .arg("run")
+                .arg(&f)
+                .args(["--list-metrics", "--point", "status-rlp-ns"]),
+        );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.lines().any(|l| l == "ll.delay_s"), "{text}");
+}
+
 #[test]
 fn unknown_key() {
     assert_one_line_error(
