@@ -250,7 +250,14 @@ fn quicken(p: &mut Point) {
 ///     RSE/Ad's idle timer stops when a data frame arrives from IP (L998); the RSE receiver
 ///     remembers what the last 64 blocks delivered and tells an outage by the gap before it;
 ///     HDLC's backlog cap counts only packets beyond the window's room.
-pub const MODEL_REVISION: u32 = 23;
+/// 24: seconds and milliseconds are the nearest double of the integer nanoseconds (a division
+///     by 1e9, not a product with 1e-9: 60 s read 60.00000000000001; session 43's review). Every
+///     metric computed from float seconds moves in its last digits (`sim.end_s`, `*.time_s`,
+///     throughputs, delays), and TCP's float RTT arithmetic can fall the other way at an exact
+///     tie (one Vegas cross-check run now follows ns-2 to its end). Also: `ip.reassembly_expired`
+///     counts the buffers whose timeout passed with no later fragment to drop them; RLP's
+///     `ll.give_ups` no longer counts a frame delivered after its give-up (RLP/OOS, AMB-7).
+pub const MODEL_REVISION: u32 = 24;
 
 /// How a cached run is written, part of its key like `MODEL_REVISION`: 2 since session 37, when
 /// infinities became `"inf"` / `"-inf"` (format 1 wrote them as `null`, which reads back as an

@@ -307,6 +307,11 @@ fn impossible_values_are_named_not_run() {
             vec!["measure.min_share = 0: must be in [1e-6, 1)"],
         ),
         (
+            "video-with-ftp",
+            "[scenario]\nname = \"v\"\nreplications = 1\nduration_s = 5\n[link]\npreset = \"wlan11b\"\nframe_payload = 1040\n[[app]]\nkind = \"ftp\"\nbytes = 100000\n[[app]]\nkind = \"video\"\nrate_bps = 256000\n".to_string(),
+            vec!["app[1].kind = video", "cannot share a run with an ftp app"],
+        ),
+        (
             "video-spread-huge",
             "[scenario]\nname = \"v\"\nreplications = 1\nduration_s = 5\n[link]\npreset = \"wlan11b\"\nframe_payload = 1040\n[[app]]\nkind = \"video\"\nrate_bps = 256000\nstart_spread_s = 1e300\n".to_string(),
             vec!["app[0].start_spread_s = 1e300: must be 0..=3.2e7 seconds"],

@@ -41,8 +41,10 @@ impl Instant {
     pub const fn as_nanos(self) -> u64 {
         self.0
     }
+    /// Correctly rounded: a division, not a product with 1e-9 (which is not exact in binary and
+    /// gave 60 s as 60.00000000000001: review, session 43).
     pub fn as_secs_f64(self) -> f64 {
-        self.0 as f64 * 1e-9
+        self.0 as f64 / 1e9
     }
     /// Time elapsed since `earlier`, zero if `earlier` is later.
     pub fn saturating_since(self, earlier: Instant) -> Duration {
@@ -71,11 +73,13 @@ impl Duration {
     pub const fn as_nanos(self) -> u64 {
         self.0
     }
+    /// Correctly rounded: a division, not a product with 1e-9 (which is not exact in binary and
+    /// gave 60 s as 60.00000000000001: review, session 43).
     pub fn as_secs_f64(self) -> f64 {
-        self.0 as f64 * 1e-9
+        self.0 as f64 / 1e9
     }
     pub fn as_millis_f64(self) -> f64 {
-        self.0 as f64 * 1e-6
+        self.0 as f64 / 1e6
     }
     pub const fn saturating_mul(self, k: u64) -> Self {
         Duration(self.0.saturating_mul(k))
@@ -256,6 +260,27 @@ pub fn earliest<const N: usize>(deadlines: [Option<Instant>; N]) -> Option<Insta
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Seconds and milliseconds as the nearest double: whole and decimal values read back as
+    /// written (a product with 1e-9 gave 60.00000000000001 and 0.30000000000000004).
+    #[test]
+    fn float_seconds_are_the_nearest_double() {
+        assert_eq!(Duration::from_secs(60).as_secs_f64(), 60.0);
+        assert_eq!(Instant::from_nanos(2_030_000_000_000).as_secs_f64(), 2030.0);
+        assert_eq!(Duration::from_millis(300).as_secs_f64(), 0.3);
+        assert_eq!(Duration::from_micros(1_100).as_millis_f64(), 1.1);
+        for s in [
+            "0.001",
+            "0.1",
+            "1.7",
+            "14.9",
+            "123.456789",
+            "86400.000000001",
+        ] {
+            let v: f64 = s.parse().unwrap();
+            assert_eq!(Instant::from_secs_f64(v).as_secs_f64(), v, "{s}");
+        }
+    }
 
     #[test]
     fn tx_time_matches_seed_arithmetic() {

@@ -171,6 +171,21 @@ impl Reassembly {
         Some(Packet::from_vec(whole))
     }
 
+    /// The buffers given up by `now`: those dropped so far, and those still held whose timeout
+    /// has passed. A buffer is dropped only when a later fragment reaches this host, so one
+    /// whose datagram's last fragments never came, or still held when the run ends, used to go
+    /// uncounted (review, session 43). A datagram whose late fragments come after its buffer
+    /// was given up starts a second buffer, which can time out too: like IP's ReasmFails
+    /// (RFC 4293), this counts failed buffers, not datagrams.
+    pub fn expired_by(&self, now: Instant) -> u64 {
+        self.expired
+            + self
+                .partial
+                .values()
+                .filter(|p| now.saturating_since(p.first_seen) >= self.timeout)
+                .count() as u64
+    }
+
     pub fn pending(&self) -> usize {
         self.partial.len()
     }
@@ -276,6 +291,22 @@ mod tests {
         let other = fragment(&packet(500, 10), 250, None).unwrap();
         assert!(r.push(later, &other[1]).is_none());
         assert_eq!(r.expired, 1);
+    }
+
+    /// A buffer whose timeout passed with no later fragment to drop it is counted too, and
+    /// one still within its timeout is not.
+    #[test]
+    fn expired_counts_buffers_no_later_fragment_dropped() {
+        let frags = fragment(&packet(500, 9), 250, None).unwrap();
+        let mut r = Reassembly::default();
+        assert!(r.push(Instant::ZERO, &frags[0]).is_none());
+        let young = fragment(&packet(500, 10), 250, None).unwrap();
+        assert!(r.push(Instant::from_secs_f64(20.0), &young[0]).is_none());
+        assert_eq!(r.expired_by(Instant::from_secs_f64(29.9)), 0);
+        assert_eq!(r.expired_by(Instant::ZERO + REASSEMBLY_TIMEOUT), 1);
+        assert_eq!(r.expired_by(Instant::from_secs_f64(60.0)), 2);
+        assert_eq!(r.expired, 0, "nothing dropped yet");
+        assert_eq!(r.pending(), 2);
     }
 
     #[test]

@@ -1101,6 +1101,24 @@ impl Simulation {
                 }
             }
         }
+        // A file transfer ends the run when it completes (`run`), and video's metrics are over
+        // the whole of their window [warmup, duration_s) (seed 003 sec. 4): together, the
+        // window would be cut short and still divided by its full length (review, session 43).
+        if sim.transfers_left > 0 {
+            if let Some(vi) = cfg
+                .apps
+                .iter()
+                .position(|a| matches!(a, AppSpec::Video { .. }))
+            {
+                return Err(SpecError {
+                    field: format!("apps[{vi}].kind"),
+                    value: "video".into(),
+                    reason: "cannot share a run with an ftp app: a file transfer ends the run \
+                             when it completes, before the video window ends"
+                        .into(),
+                });
+            }
+        }
         Ok(sim)
     }
 
@@ -1435,7 +1453,8 @@ impl Simulation {
             return;
         }
         let iface = hop.iface as IfaceId;
-        if hop.mtu != usize::MAX {
+        // `usize::MAX`: no fragmentation on this hop (most); a packet within the MTU goes whole.
+        if b.len() > hop.mtu {
             // A whole datagram gets a fresh identification from one counter of the simulation:
             // each sender numbers its own packets from 0, and reassembly keys on (source,
             // destination, protocol, identification) with no ports, so two flows between one
@@ -2460,14 +2479,16 @@ impl Simulation {
         r.set("ip.fragmented", self.counters.fragmented as f64);
         r.set(
             "ip.reassembly_expired",
-            self.nodes.iter().map(|n| n.reassembly.expired).sum::<u64>() as f64,
+            self.nodes
+                .iter()
+                .map(|n| n.reassembly.expired_by(self.now))
+                .sum::<u64>() as f64,
         );
         r.set("sim.end_s", self.now.as_secs_f64());
         r
     }
 }
 
-/// Metric key prefix of the k-th app of a kind: "ftp", "ftp1", "ftp2", ...
 /// Ask for interface `i`'s wake-up at `w` (not before `now`) unless one is armed no later (a
 /// wake-up armed in the past has been handled): the one rule of `kick` and its direct paths.
 #[inline(always)]
@@ -2485,6 +2506,7 @@ fn arm_wake(
     }
 }
 
+/// Metric key prefix of the k-th app of a kind: "ftp", "ftp1", "ftp2", ...
 fn metric_prefix(kind: &str, k: usize) -> String {
     if k == 0 {
         kind.to_string()

@@ -270,7 +270,8 @@ pub struct ServiceStats {
     pub keepalives_sent: u64,
     pub parity_frames: u64,
     pub fec_recoveries: u64,
-    /// Frames (or packets) abandoned after the retry limit.
+    /// Frames (or packets) abandoned after the retry limit, and not delivered later (RLP takes
+    /// a copy that comes after it gave up, and RLP/OOS delivers it late: AMB-7).
     pub give_ups: u64,
     /// Scheme header and control bytes: everything sent beyond first-transmission payload.
     pub overhead_bytes: u64,

@@ -384,16 +384,26 @@ impl Rlp {
                 // Behind the window: a duplicate, or a late retransmission after a give-up.
                 if oos && self.late_ok[seq as usize] {
                     // AMB-7: RLP/OOS has no reason to discard a late frame it never delivered.
+                    // It was counted as given up when the window passed it: delivered after
+                    // all, it is not (review, session 43: the loss estimate of Table 8.1 counted
+                    // it lost and delivered).
                     self.late_ok[seq as usize] = false;
+                    self.stats.give_ups -= 1;
                     self.deliver(payload, out);
                 } else {
                     self.stats.duplicates_received += 1;
                 }
                 return;
             }
-            if matches!(self.rx[d], Slot::Received(_)) {
-                self.stats.duplicates_received += 1;
-                return;
+            match self.rx[d] {
+                Slot::Received(_) => {
+                    self.stats.duplicates_received += 1;
+                    return;
+                }
+                // Given up in the window (its NAK timer ran out before the copy came): taken
+                // after all, so no longer given up.
+                Slot::GaveUp => self.stats.give_ups -= 1,
+                _ => {}
             }
             d
         };

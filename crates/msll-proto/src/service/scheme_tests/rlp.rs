@@ -136,6 +136,7 @@ fn one_nak_variant_and_oos_release_on_arrival() {
     assert_eq!(nums(&feed(&mut rx, ms(450), data(1))), vec![1]);
     assert!(feed(&mut rx, ms(460), data(1)).packets.is_empty());
     assert_eq!(rx.stats().packets_delivered, 4);
+    assert_eq!(rx.stats().give_ups, 0, "delivered after all: not given up");
 }
 
 #[test]
