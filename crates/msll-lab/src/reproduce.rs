@@ -257,6 +257,9 @@ fn quicken(p: &mut Point) {
 ///     tie (one Vegas cross-check run now follows ns-2 to its end). Also: `ip.reassembly_expired`
 ///     counts the buffers whose timeout passed with no later fragment to drop them; RLP's
 ///     `ll.give_ups` no longer counts a frame delivered after its give-up (RLP/OOS, AMB-7).
+///     Full catalogue: seed 003's Vegas, Westwood+ and TCP-Real runs move (Reno's do not), and
+///     five near-tie claims flip (docs/claims.md); elsewhere only last digits, `ll.give_ups`
+///     (RLP) and `ip.reassembly_expired` (seed 002's MDLP) change.
 pub const MODEL_REVISION: u32 = 24;
 
 /// How a cached run is written, part of its key like `MODEL_REVISION`: 2 since session 37, when
