@@ -163,7 +163,7 @@ pub struct Counters {
     /// TCP SYNs from TUN whose MSS option was lowered to fit the tunnel (`tun.mss_clamp`).
     pub mss_clamped: u64,
     /// Frames of a scheme that needs link order (`Service::requires_fifo`: all but Default, Snoop
-    /// and RSE, which remembers what the last 64 blocks it let go of delivered) that arrived
+    /// and RSE, which remembers what the last 128 blocks it let go of delivered) that arrived
     /// behind a later datagram of the same service: dropped, so the scheme
     /// sees a loss, which it recovers from as designed, instead of taking a late copy for a new
     /// frame (a packet delivered twice, or a stale ACK freeing unacknowledged frames).

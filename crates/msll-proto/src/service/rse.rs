@@ -76,9 +76,13 @@ const STALE_BLOCKS: u8 = 8;
 
 /// Blocks let go of (older than the one before the newest) whose delivered frames the receiver
 /// remembers, so that a frame arriving later than [`STALE_BLOCKS`] blocks is not taken for a new
-/// block and delivered twice (session 42's review: one 9 blocks late was). A quarter of the
-/// 8-bit cycle.
-const RECENT_BLOCKS: usize = 64;
+/// block and delivered twice (session 42's review: one 9 blocks late was). Half the 8-bit cycle,
+/// the most a block number can tell late from early: a quarter let a frame 66 blocks late (one of
+/// a 1 + 1 code swapped 113 frames back, CI of session 43) be delivered a second time. Entries
+/// are matched by unwrapped number (`RxBlock::unwrapped`), so a number that comes round again
+/// while its old entry is still listed (blocks wholly lost, steadily, with no gap to see) is a
+/// new block, not a copy.
+const RECENT_BLOCKS: usize = 128;
 
 /// The smallest mean gap between arrivals [`OUTAGE_GAPS`] is taken of (10 us).
 const MIN_MEAN_GAP_NS: u64 = 10_000;
@@ -93,6 +97,9 @@ const OUTAGE_GAPS: u64 = 32;
 #[derive(Default)]
 struct RxBlock {
     block: u8,
+    /// The block number unwrapped against the newest block's when this one started: each new
+    /// number is taken as the nearest (up to 127 ahead or 128 behind) to the newest.
+    unwrapped: i64,
     /// Data payloads by index.
     data: Vec<Option<Buf>>,
     /// Indexes rebuilt from parity (delivered; a late original is a duplicate).
@@ -106,9 +113,10 @@ struct RxBlock {
 }
 
 impl RxBlock {
-    fn new(block: u8) -> Self {
+    fn new(block: u8, unwrapped: i64) -> Self {
         RxBlock {
             block,
+            unwrapped,
             ..RxBlock::default()
         }
     }
@@ -146,8 +154,9 @@ pub struct Rse {
     /// outage tells the 8-bit block numbers' wrap from late frames (`OUTAGE_GAPS`).
     rx_last: Option<Instant>,
     rx_gap_ns: Option<u64>,
-    /// `(block, delivered indexes)` of the last [`RECENT_BLOCKS`] blocks let go of, oldest first.
-    rx_recent: std::collections::VecDeque<(u8, u128)>,
+    /// `(unwrapped block, delivered indexes)` of the last [`RECENT_BLOCKS`] blocks let go of,
+    /// oldest first.
+    rx_recent: std::collections::VecDeque<(i64, u128)>,
     stats: ServiceStats,
     // Shard buffers reused from block to block.
     tx_shards: Vec<Vec<u8>>,
@@ -254,16 +263,26 @@ impl Rse {
         }
     }
 
+    /// `block` unwrapped against the newest block: the nearest number with those low 8 bits
+    /// (127 ahead to 128 behind).
+    fn unwrap(&self, block: u8) -> i64 {
+        match &self.rx {
+            Some(r) => r.unwrapped + i64::from(block.wrapping_sub(r.block) as i8),
+            None => i64::from(block),
+        }
+    }
+
     /// A new newest block; the one before the newest is let go of (remembered in `rx_recent`).
     fn start_block(&mut self, block: u8) {
+        let unwrapped = self.unwrap(block);
         if let Some(old) = self.rx_prev.take() {
             if self.rx_recent.len() == RECENT_BLOCKS {
                 self.rx_recent.pop_front();
             }
-            self.rx_recent.push_back((old.block, old.delivered()));
+            self.rx_recent.push_back((old.unwrapped, old.delivered()));
         }
         self.rx_prev = self.rx.take();
-        self.rx = Some(RxBlock::new(block));
+        self.rx = Some(RxBlock::new(block, unwrapped));
     }
 
     /// The delivered mask of `block` if it is one of the last [`RECENT_BLOCKS`] let go of and
@@ -275,10 +294,11 @@ impl Rse {
         if held(&self.rx) || held(&self.rx_prev) {
             return None;
         }
+        let unwrapped = self.unwrap(block);
         self.rx_recent
             .iter_mut()
             .rev()
-            .find(|(b, _)| *b == block)
+            .find(|(b, _)| *b == unwrapped)
             .map(|(_, m)| m)
     }
 
@@ -333,7 +353,7 @@ impl Rse {
             // remembered is that old: start afresh.
             self.rx_prev = None;
             self.rx_recent.clear();
-            self.rx = Some(RxBlock::new(block));
+            self.rx = Some(RxBlock::new(block, i64::from(block)));
             return self.on_data(block, index, payload, out);
         }
         if rx.shape.is_some_and(|(count, _)| index >= count) {
@@ -554,7 +574,7 @@ impl Service for Rse {
     fn requires_fifo(&self) -> bool {
         // 8-bit block numbers; the current and previous block are kept and copies of delivered
         // frames dropped (`Rse::rx_block`), so shallow reordering is used, not lost. What the
-        // last 64 blocks let go of delivered is remembered: a frame up to that late is used once
+        // last 128 blocks let go of delivered is remembered: a frame up to that late is used once
         // at most; one later still would start a new block (not guarded: mslld's replay window
         // refuses datagrams over 1024 places late).
         false

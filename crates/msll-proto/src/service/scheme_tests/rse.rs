@@ -341,6 +341,50 @@ fn swapped_data_frames_are_delivered_once() {
     assert_eq!(rx.stats().protocol_errors, 0);
 }
 
+/// A data frame 100 blocks late (a 1 + 1 code, so its block was rebuilt from parity long
+/// before) is a copy, not a new block: the receiver remembers the last 128 blocks it let go of
+/// (64 let one 66 blocks late through twice: CI of session 43).
+#[test]
+fn a_frame_a_hundred_blocks_late_is_not_delivered_twice() {
+    let mut tx = rse(1, 1, None);
+    let frames = block_frames(&mut tx, 120, 20, false);
+    let mut order: Vec<usize> = (1..240).collect();
+    order.insert(200, 0); // D0 after block 100's frames
+    let mut rx = rse(1, 1, None);
+    let mut got = deliver_in_order(&mut rx, &frames, &order);
+    got.sort_unstable();
+    assert_eq!(got, (0..120).collect::<Vec<_>>());
+    assert_eq!(rx.stats().duplicates_received, 1); // the late D0
+                                                   // And one that overtook 100 blocks (arriving first) is used once too.
+    let mut order: Vec<usize> = (0..240).collect();
+    let early = order.remove(201); // D100
+    order.insert(0, early);
+    let mut rx = rse(1, 1, None);
+    let mut got = deliver_in_order(&mut rx, &frames, &order);
+    got.sort_unstable();
+    assert_eq!(got, (0..120).collect::<Vec<_>>());
+    assert_eq!(rx.stats().protocol_errors, 0);
+}
+
+/// Three blocks in four wholly lost, steadily (no gap in the arrivals to call an outage): the
+/// block numbers come round while the old blocks of the same numbers are still remembered.
+/// Matched by unwrapped number, the new blocks' frames are new (by 8-bit number alone they were
+/// taken for copies and dropped: session 42's review).
+#[test]
+fn blocks_wholly_lost_steadily_do_not_alias_at_the_wrap() {
+    let mut tx = rse(1, 1, None);
+    let frames = block_frames(&mut tx, 2000, 20, false);
+    // Only every fourth block (both frames) arrives; one frame per millisecond.
+    let order: Vec<usize> = (0..2000)
+        .filter(|b| b % 4 == 0)
+        .flat_map(|b| [2 * b, 2 * b + 1])
+        .collect();
+    let mut rx = rse(1, 1, None);
+    let got = deliver_in_order(&mut rx, &frames, &order);
+    assert_eq!(got, (0..2000).filter(|b| b % 4 == 0).collect::<Vec<u32>>());
+    assert_eq!(rx.stats().protocol_errors, 0);
+}
+
 /// Parity frames out of order, and an original arriving after its rebuilt copy: once each.
 #[test]
 fn reordered_parity_and_late_originals_are_not_delivered_twice() {
