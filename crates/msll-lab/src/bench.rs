@@ -174,7 +174,7 @@ fn case_value(name: &str) -> Result<serde_json::Value> {
     let cfg = &sc.points[0].config;
     let mut sim = Simulation::new(cfg, std::path::Path::new("."))?;
     let t0 = WallClock::now();
-    let r = sim.run();
+    let r = sim.run()?;
     let wall = t0.elapsed().as_secs_f64();
     let c = sim.engine_counters();
     let speed = crate::speed::Speed {
@@ -576,7 +576,7 @@ fn scaling() -> Result<Scaling> {
             reps.par_iter().try_for_each(|&r| -> Result<()> {
                 let mut c = cfg.clone();
                 c.replication = r;
-                Simulation::new(&c, std::path::Path::new("."))?.run();
+                Simulation::new(&c, std::path::Path::new("."))?.run()?;
                 Ok(())
             })
         })?;

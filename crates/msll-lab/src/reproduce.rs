@@ -369,7 +369,8 @@ fn run_job(sc: &Scenario, point: &Point, seed: u64, rep: u32) -> Result<RunResul
     cfg.replication = rep;
     let mut sim =
         Simulation::new(&cfg, &sc.dir).map_err(|e| anyhow::Error::new(sc.point_error(point, e)))?;
-    Ok(sim.run())
+    sim.run()
+        .map_err(|e| anyhow::Error::new(sc.run_error(point, seed, rep, e)))
 }
 
 pub fn parse_shard(s: &str) -> Result<(usize, usize)> {

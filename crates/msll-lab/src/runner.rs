@@ -90,7 +90,9 @@ pub fn run_scenario(sc: &Scenario, opts: &RunOptions) -> anyhow::Result<Vec<Poin
                 sim.set_trace(Box::new(std::io::BufWriter::new(f)));
             }
         }
-        let res = sim.run();
+        let res = sim
+            .run()
+            .map_err(|e| anyhow::Error::new(sc.run_error(&sc.points[p], seed, r, e)))?;
         if let Some(m) = speed {
             m.add(&res);
             pb.set_message(format!("{} {}", sc.name(), m.now()));

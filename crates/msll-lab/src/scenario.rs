@@ -681,6 +681,20 @@ pub fn sim_error(file: &str, mut e: msll_sim::error_model::SpecError) -> Scenari
 impl Scenario {
     /// [`sim_error`] for a run of `point`: a wireless error model taken from `link.levels` is
     /// named by its entry (`link.levels[k]`), not as `link.error`.
+    /// A run of `point` (seed, replication) the simulator stopped: the file, point and run named.
+    pub fn run_error(
+        &self,
+        point: &Point,
+        seed: u64,
+        rep: u32,
+        e: msll_sim::RunError,
+    ) -> ScenarioError {
+        ScenarioError {
+            file: self.file.clone(),
+            msg: format!("point {}, seed {seed}, replication {rep}: {e}", point.label),
+        }
+    }
+
     pub fn point_error(
         &self,
         point: &Point,

@@ -42,7 +42,7 @@ pub fn run_traced(sc: &Scenario, point: &Point, seed: u64, rep: u32) -> Result<V
         }
     }
     let mut sim = Simulation::new(&cfg, &sc.dir).map_err(|e| sc.point_error(point, e))?;
-    sim.run();
+    sim.run().map_err(|e| sc.run_error(point, seed, rep, e))?;
     Ok(sim.tcp_traces())
 }
 
@@ -210,7 +210,7 @@ points = ["L1/default"]
                     let mut cfg = pt.config.clone();
                     cfg.replication = rep;
                     let mut sim = Simulation::new(&cfg, std::path::Path::new(".")).unwrap();
-                    sim.run()
+                    sim.run().unwrap()
                 };
                 let (a, mut b) = (run(p), run(q));
                 let stall = b
@@ -291,7 +291,8 @@ points = ["L1/default"]
         cfg.seed = sc.raw.scenario.seed;
         let r = Simulation::new(&cfg, std::path::Path::new("."))
             .unwrap()
-            .run();
+            .run()
+            .unwrap();
         // ... or the stretch before the first delivery (the sender starts at 0 s); the run
         // completes, so nothing is open at its end.
         let expect = longest.max(steps[0].0);

@@ -156,7 +156,8 @@ rates = [1, 2]
     let cfg = &s.points[0].config;
     let r = msll_sim::Simulation::new(cfg, Path::new("."))
         .unwrap()
-        .run();
+        .run()
+        .unwrap();
     // Conferencing rides service 1 (DS 1), nothing on service 0.
     assert!(r.get("msll.s1.link_share").unwrap() > 0.99);
     assert!(r.get("msll.s1.goodput").unwrap() > 0.9);
@@ -179,7 +180,8 @@ classifier = \"heuristic\"
     .unwrap();
     let r = msll_sim::Simulation::new(&s.points[0].config, Path::new("."))
         .unwrap()
-        .run();
+        .run()
+        .unwrap();
     assert!(r.get("msll.s1.link_share").unwrap() > 0.99);
 }
 
@@ -353,6 +355,7 @@ preset = "wlan11b"
     msll_sim::Simulation::new(&s.points[0].config, Path::new("."))
         .unwrap()
         .run()
+        .unwrap()
 }
 
 /// A lossy wired link loses packets that no link layer recovers: over an error-free wireless

@@ -42,7 +42,10 @@ scheme = {schemes}
 fn run_point(sc: &Scenario, point: usize, replication: u32) -> RunResult {
     let mut cfg = sc.points[point].config.clone();
     cfg.replication = replication;
-    Simulation::new(&cfg, Path::new(".")).unwrap().run()
+    Simulation::new(&cfg, Path::new("."))
+        .unwrap()
+        .run()
+        .unwrap()
 }
 
 /// Upper bound on the time to move `n` packets over a fresh connection: slow start from one

@@ -49,6 +49,13 @@ const SLOT_MASK: u128 = (1 << SLOT_BITS) - 1;
 /// Set in a key's slot bits when the key stands for the head of a FIFO pipe, not a slab slot.
 const PIPE_FLAG: u128 = 1 << (SLOT_BITS - 1);
 
+/// Pending events beyond which the queue reports an overflow (`EventQueue::overflowed`) and the
+/// simulation stops with an error instead of growing without bound: packets in flight on a link
+/// with a huge delay are events, each holding its packet (~1 KB), so 2^21 is ~2 GB. The slot
+/// bits allow 2^23; a run reaching either used to abort the process on an assertion (review,
+/// session 42). No catalogue run holds more than a few hundred.
+pub const MAX_PENDING_EVENTS: usize = 1 << 21;
+
 pub struct EventQueue<E> {
     /// Keys `time << 64 | seq << 24 | slot`: one plain u128 per event, so a sift step is one
     /// two-word comparison and a 16-byte move. Keys are unique (seq is), so the slot bits never
@@ -65,6 +72,10 @@ pub struct EventQueue<E> {
     seq: u64,
     /// Key (without slot bits) of the last event popped.
     last: u128,
+    /// Pending events allowed ([`MAX_PENDING_EVENTS`]; lower for tests).
+    limit: usize,
+    /// The pending events passed `limit` (checked when the slab or a pipe grows).
+    overflowed: bool,
 }
 
 impl<E> Default for EventQueue<E> {
@@ -77,6 +88,8 @@ impl<E> Default for EventQueue<E> {
             len: 0,
             seq: 0,
             last: 0,
+            limit: MAX_PENDING_EVENTS,
+            overflowed: false,
         }
     }
 }
@@ -112,15 +125,38 @@ impl<E> EventQueue<E> {
                 i
             }
             None => {
+                // Only a growing slab can pass the limit; the event is kept (the caller's
+                // bookkeeping stays whole) and the simulation stops at its next event.
+                if self.slab.len() >= self.limit {
+                    self.overflowed = true;
+                }
+                // The limit is far below the slot bits' 2^23, and a simulation stops once it is
+                // passed; only an owner that ignores `overflowed` can get here.
+                assert!(
+                    (self.slab.len() as u128) < PIPE_FLAG,
+                    "event queue limit: 2^23 pending events"
+                );
                 self.slab.push(Some(ev));
                 (self.slab.len() - 1) as u32
             }
         };
-        assert!(
-            (slot as u128) < PIPE_FLAG,
-            "event queue limit: 2^23 pending events"
-        );
         self.heap.push(Reverse(key | slot as u128));
+    }
+
+    /// More events were pending than the limit allows ([`MAX_PENDING_EVENTS`]): the owner
+    /// should stop popping and report it.
+    pub fn overflowed(&self) -> bool {
+        self.overflowed
+    }
+
+    /// The pending-event limit.
+    pub fn limit(&self) -> usize {
+        self.limit
+    }
+
+    /// Lower the pending-event limit (tests; a smaller machine).
+    pub fn set_limit(&mut self, limit: usize) {
+        self.limit = limit.min(MAX_PENDING_EVENTS);
     }
 
     /// Push into FIFO pipe `pipe`. The pop order is the same as `push`'s (time, then insertion);
@@ -139,7 +175,12 @@ impl<E> EventQueue<E> {
                 q.push_back((key, ev));
                 self.heap.push(Reverse(key | PIPE_FLAG | pipe as u128));
             }
-            Some(&(last, _)) if last < key => q.push_back((key, ev)),
+            Some(&(last, _)) if last < key => {
+                if self.len > self.limit {
+                    self.overflowed = true;
+                }
+                q.push_back((key, ev))
+            }
             Some(_) => self.push_slab(key, ev),
         }
     }

@@ -24,4 +24,4 @@ pub mod tcp;
 
 pub use config::{AppSpec, IpQueues, IpService, SimConfig, TrafficStreams};
 pub use metrics::{RunResult, Summary};
-pub use sim::{Simulation, TcpTrace};
+pub use sim::{RunError, Simulation, TcpTrace};

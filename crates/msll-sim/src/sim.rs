@@ -35,6 +35,19 @@ use crate::presets::LinkSpec;
 use crate::rng::Streams;
 use crate::tcp::{FlowAddr, TcpSender, TcpSink};
 
+/// A run the simulator stopped before its end.
+#[derive(Debug, thiserror::Error, Clone, PartialEq)]
+pub enum RunError {
+    /// Packets in flight and timers are events; a link whose delay and rate hold millions of
+    /// packets (a random extra delay with a huge mean, say) would take the memory of the machine.
+    #[error(
+        "the run stopped at {at_s} s of simulated time: over {limit} events were pending (packets \
+         in flight on the links, timers); a link's delay (`delay_s`, `extra_delay.mean_s`) or its \
+         sources' rates hold more packets than the simulator keeps"
+    )]
+    TooManyPendingEvents { at_s: f64, limit: usize },
+}
+
 type NodeId = usize;
 type IfaceId = usize;
 type AgentId = usize;
@@ -1235,10 +1248,11 @@ impl Simulation {
         self.now
     }
 
-    /// Run until the queue is empty or simulated time passes `until`.
-    pub fn run_until(&mut self, until: Instant) {
+    /// Run until the queue is empty or simulated time passes `until`, or the queue overflowed
+    /// (`run` reports it).
+    fn run_until(&mut self, until: Instant) {
         while let Some(t) = self.queue.peek_time() {
-            if t > until || self.transfers_done_at.is_some() {
+            if t > until || self.transfers_done_at.is_some() || self.queue.overflowed() {
                 break;
             }
             let (t, ev) = self.queue.pop().expect("peeked");
@@ -1288,7 +1302,7 @@ impl Simulation {
         // Unless the transfers completed, the run covered all of `until` (`sim.end_s`): not the
         // instant of its last event, which would depend on how many skipped wake-ups the queue
         // holds (`EventQueue::arm`).
-        if self.now < until && self.transfers_done_at.is_none() {
+        if self.now < until && self.transfers_done_at.is_none() && !self.queue.overflowed() {
             self.now = until;
         }
     }
@@ -1326,8 +1340,18 @@ impl Simulation {
         out
     }
 
+    /// Lower the limit on pending events (tests; a smaller machine): a run that passes it stops
+    /// with [`RunError::TooManyPendingEvents`]. At most [`crate::event::MAX_PENDING_EVENTS`].
+    pub fn set_event_limit(&mut self, limit: usize) {
+        self.queue.set_limit(limit);
+    }
+
     /// Run the configured scenario to its end (sources stop at `duration_s`, then drain).
-    pub fn run(&mut self) -> RunResult {
+    ///
+    /// # Errors
+    /// [`RunError::TooManyPendingEvents`] when more events were pending than the simulator keeps
+    /// (packets in flight on a link whose delay and rate hold millions of them).
+    pub fn run(&mut self) -> Result<RunResult, RunError> {
         // A file transfer ends the run when it completes; `duration_s` is then only a cap.
         // WWW alone needs no drain: only transactions completed by `duration_s` count.
         let www_only = !self.cfg.apps.is_empty()
@@ -1366,11 +1390,17 @@ impl Simulation {
             self.snapshot_video_window_end();
         }
         self.run_until(end);
+        if self.queue.overflowed() {
+            return Err(RunError::TooManyPendingEvents {
+                at_s: self.now.as_secs_f64(),
+                limit: self.queue.limit(),
+            });
+        }
         if no_drain {
             // No drain: packets of the last seconds may still be on their way (AMB-10).
             self.conf_cutoff = Some(self.now - Duration::from_secs_f64(self.cfg.conf_end_guard_s));
         }
-        self.result()
+        Ok(self.result())
     }
 
     /// A packet handed to `node`'s IP, by an agent, a link or an endpoint. With seed 002's IP

@@ -296,7 +296,7 @@ fn events_by_kind_account_for_every_transmission() {
         let mut c = conf("wlan", topo, 4, 60.0);
         c.scheme = SchemeConfig::from_name(scheme).unwrap();
         let mut sim = msll_sim::Simulation::new(&c, std::path::Path::new(".")).unwrap();
-        let r = sim.run();
+        let r = sim.run().unwrap();
         let e = sim.engine_counters();
         let k = e.kinds;
         let lost: u64 = sim.wireless_counters().iter().map(|l| l.lost).sum();
@@ -476,4 +476,32 @@ fn drop_tail_holds_limit_minus_one_waiting_packets_as_ns2() {
             "limit {limit}: {frames} frame times"
         );
     }
+}
+
+/// Packets in flight are events: a wired link whose delay holds more packets than the simulator
+/// keeps stops the run with an error naming the time and the limit (it aborted the process on an
+/// assertion at 2^23 pending events: review, session 42), and a run under the limit completes
+/// with the same results as with the full limit.
+#[test]
+fn too_many_packets_in_flight_stop_the_run_with_an_error() {
+    let mut c = conf("wlan", Topology::Wan1, 1, 20.0);
+    c.apps = vec![source(1_000_000, 500, 1e4, 0.01)]; // 250 packets/s, always talking
+    c.wired.delay_s = 1000.0;
+    let mut sim = msll_sim::Simulation::new(&c, std::path::Path::new(".")).unwrap();
+    sim.set_event_limit(2_000);
+    let err = sim.run().unwrap_err();
+    let msll_sim::RunError::TooManyPendingEvents { at_s, limit } = err.clone();
+    assert_eq!(limit, 2_000);
+    // 250 packets/s fill 2,000 places in about 8 s (they are never delivered in 20 s).
+    assert!((7.0..10.0).contains(&at_s), "{err}");
+    assert!(err.to_string().contains("delay_s"), "{err}");
+    // The same run with a limit it stays under: complete, and as with the default limit.
+    c.wired.delay_s = 0.01;
+    let mut low = msll_sim::Simulation::new(&c, std::path::Path::new(".")).unwrap();
+    low.set_event_limit(2_000);
+    let full = msll_sim::Simulation::new(&c, std::path::Path::new("."))
+        .unwrap()
+        .run()
+        .unwrap();
+    assert_eq!(low.run().unwrap(), full);
 }

@@ -48,6 +48,7 @@ fn run(cfg: &SimConfig) -> RunResult {
     Simulation::new(cfg, std::path::Path::new("."))
         .unwrap()
         .run()
+        .unwrap()
 }
 
 fn pooled(rs: &[RunResult], num: &str, den: &str) -> (f64, f64) {

@@ -74,7 +74,7 @@ fn wired_delays(cfg: &SimConfig) -> Vec<(f64, f64)> {
     let buf = Buf::default();
     let mut sim = Simulation::new(cfg, std::path::Path::new(".")).unwrap();
     sim.set_trace(Box::new(buf.clone()));
-    sim.run();
+    sim.run().unwrap();
     let text = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
     let mut sent: Vec<(u32, f64)> = Vec::new();
     let mut arrived = std::collections::HashMap::new();
@@ -200,7 +200,7 @@ fn wired_fates(cfg: &SimConfig) -> (RunResult, Vec<(f64, bool, bool)>) {
     let buf = Buf::default();
     let mut sim = Simulation::new(cfg, std::path::Path::new(".")).unwrap();
     sim.set_trace(Box::new(buf.clone()));
-    let r = sim.run();
+    let r = sim.run().unwrap();
     let text = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
     let mut out: Vec<(f64, bool, bool)> = Vec::new();
     for line in text.lines() {
@@ -300,7 +300,7 @@ fn ip_service_adds_each_nodes_service_time() {
         let plain = &runs(&cfg(None), 1)[0];
         let mut sim =
             Simulation::new(&cfg(Some(IpService::WONG1998)), std::path::Path::new(".")).unwrap();
-        let served = &sim.run();
+        let served = &sim.run().unwrap();
         let per_packet = if size > 132 { 7.0 } else { 3.0 };
         assert_eq!(
             sim.engine_counters().kinds.ip_served as f64,

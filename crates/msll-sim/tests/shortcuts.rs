@@ -36,7 +36,7 @@ fn traced(cfg: &SimConfig, shortcuts: bool) -> (RunResult, Vec<u8>, u64) {
     sim.set_shortcuts(shortcuts);
     let buf = Shared::default();
     sim.set_trace(Box::new(buf.clone()));
-    let r = sim.run();
+    let r = sim.run().unwrap();
     let direct = sim.engine_counters().direct;
     drop(sim);
     let t = std::mem::take(&mut *buf.0.lock().unwrap());

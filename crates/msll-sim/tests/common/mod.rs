@@ -11,6 +11,7 @@ pub fn runs(cfg: &SimConfig, reps: u32) -> Vec<RunResult> {
             Simulation::new(&c, std::path::Path::new("."))
                 .unwrap()
                 .run()
+                .unwrap()
         })
         .collect()
 }
