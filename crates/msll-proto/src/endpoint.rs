@@ -231,13 +231,18 @@ impl Endpoint {
         Endpoint {
             services: services
                 .into_iter()
-                .map(|service| Slot {
-                    header_overhead: service.header_overhead(),
-                    shares_pacing: service.frames_share_ip_pacing(),
-                    service: SlotService::new(service),
-                    counters: ServiceCounters::default(),
-                    unscaled: false,
-                    deadline: Cell::new(None),
+                .map(|mut service| {
+                    // Every frame is reported, transmitted or dropped (`poll_transmit`,
+                    // `drain_scratch`).
+                    service.set_drops_reported();
+                    Slot {
+                        header_overhead: service.header_overhead(),
+                        shares_pacing: service.frames_share_ip_pacing(),
+                        service: SlotService::new(service),
+                        counters: ServiceCounters::default(),
+                        unscaled: false,
+                        deadline: Cell::new(None),
+                    }
                 })
                 .collect(),
             classifier,

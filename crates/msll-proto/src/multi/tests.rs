@@ -462,3 +462,45 @@ fn sampled_metrics_follow_the_interval_and_smooth() {
     assert!((m2[0].goodput - want).abs() < 1e-12, "{m2:?}");
     assert!((m2[0].predicted_bps - 14_400.0 * 0.5 * want).abs() < 1e-6);
 }
+
+/// A frame that waits in the scheduler longer than its service's retransmission timeout, behind
+/// a backlogged service of a 200 times larger share, is still waiting: the endpoint reports every
+/// drop, so SR does not take it for dropped after a quiet period and queue a second copy (review,
+/// session 44: it did, at about 2 RTOs, and sent sequence 0 twice before any acknowledgement).
+#[test]
+fn a_frame_waiting_behind_a_large_share_is_not_taken_for_dropped() {
+    let cfg = MsllConfig::from_names(&["sr-m2", "default"], &[1.0, 200.0]).unwrap();
+    let link = cellular();
+    let mut ep = cfg.build(&link, Role::Host, None);
+    for k in 0..210 {
+        ep.handle_packet(T0, udp(1, 100, k));
+    }
+    ep.handle_packet(T0, udp(0, 100, 999));
+    let mut now = T0;
+    let mut sr_sent = Vec::new();
+    // Drive the link alone (no peer, so no acknowledgement), timers as they fall due, until
+    // half an RTO after the SR frame's first transmission (then SR may rightly resend it).
+    let rto = Duration::from_millis(300);
+    while sr_sent.first().is_none_or(|&t| now < t + rto) {
+        if ep.poll_timeout().is_some_and(|t| t <= now) {
+            ep.handle_timeout(now);
+        }
+        match ep.poll_transmit(now) {
+            Some(f) => {
+                if f.service() == 0 {
+                    sr_sent.push(now);
+                }
+                now += link.rate.tx_time(f.len());
+            }
+            None => match ep.poll_timeout() {
+                Some(t) => now = now.max(t),
+                None => break,
+            },
+        }
+    }
+    // It waited far longer than SR's timeout ...
+    assert!(sr_sent[0] > T0 + Duration::from_secs(5), "{sr_sent:?}");
+    // ... and went on the link once, with no retransmission counted.
+    assert_eq!(sr_sent.len(), 1, "{sr_sent:?}");
+    assert_eq!(ep.service_stats()[0].retransmissions, 0);
+}

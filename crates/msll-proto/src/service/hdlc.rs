@@ -152,6 +152,9 @@ pub struct Hdlc {
     handed: Option<(Handed, Instant)>,
     /// Frames taken as sent unreported, whose reports may still come.
     late: LateReports<Handed>,
+    /// The driver reports every transmission and drop (`Service::set_drops_reported`): a handed
+    /// frame not reported yet is still waiting, never taken as sent.
+    drops_reported: bool,
     pump_at: Option<Instant>,
     // receiver
     vr: u8,
@@ -190,6 +193,7 @@ impl Hdlc {
             ctrl: VecDeque::new(),
             handed: None,
             late: LateReports::default(),
+            drops_reported: false,
             pump_at: None,
             vr: 0,
             ack_pending: false,
@@ -567,7 +571,7 @@ impl Service for Hdlc {
     }
 
     fn handle_timeout(&mut self, now: Instant, out: &mut Outbox) {
-        if let Some((h, at)) = self.handed {
+        if let Some((h, at)) = self.handed.filter(|_| !self.drops_reported) {
             if now.saturating_since(at) >= self.timers.get(T1) {
                 // Never reported: taken as sent (and lost); its report may still come.
                 self.on_sent(now, h);
@@ -609,6 +613,10 @@ impl Service for Hdlc {
         self.backlog.len()
     }
 
+    fn set_drops_reported(&mut self) {
+        self.drops_reported = true;
+    }
+
     fn poll_timeout(&self) -> Option<Instant> {
         let wants = !self.ctrl.is_empty()
             || self.sabme_due
@@ -617,7 +625,9 @@ impl Service for Hdlc {
             self.t1.deadline(),
             self.t2.deadline(),
             self.pump_at.filter(|_| wants),
-            self.handed.map(|(_, at)| at + self.timers.get(T1)),
+            self.handed
+                .filter(|_| !self.drops_reported)
+                .map(|(_, at)| at + self.timers.get(T1)),
         ])
     }
 

@@ -89,6 +89,13 @@ pub trait Service {
     fn handle_dropped(&mut self, now: Instant, frame: &Frame) {
         self.handle_transmitted(now, frame);
     }
+    /// The driver reports every frame it puts on the link and every frame its queues drop
+    /// (`Endpoint` does): a frame not reported yet is still waiting, however long. GBN, SR and
+    /// RLP then stop inferring drops from a quiet period (`HandOffLog`): behind a backlogged
+    /// service of a much larger share (or a FIFO without pacing) a frame can wait longer than
+    /// its retransmission timeout, and was taken for dropped and queued a second time (review,
+    /// session 44). Default: nothing to change.
+    fn set_drops_reported(&mut self) {}
     /// Packets accepted from IP and not yet handed to the scheduler as frames. Status RLP and
     /// HDLC keep at most one frame in the scheduler and hold the rest in their own backlog; a
     /// driver that stops reading IP while too much waits for the link (mslld's
@@ -393,6 +400,8 @@ pub(crate) struct HandOffLog<K> {
     /// Last report (of a transmission or a drop), or the hand-off that made the log non-empty,
     /// whichever is later.
     since: Instant,
+    /// The driver reports every drop (`Service::set_drops_reported`): no quiet-period inference.
+    reported: bool,
 }
 
 impl<K> Default for HandOffLog<K> {
@@ -400,6 +409,7 @@ impl<K> Default for HandOffLog<K> {
         HandOffLog {
             q: VecDeque::new(),
             since: Instant::ZERO,
+            reported: false,
         }
     }
 }
@@ -408,6 +418,11 @@ impl<K> Default for HandOffLog<K> {
 const HAND_OFF_CAP: usize = 512;
 
 impl<K: PartialEq + Copy> HandOffLog<K> {
+    /// The driver reports every drop: tracked copies never count as dropped for going quiet.
+    pub(crate) fn set_drops_reported(&mut self) {
+        self.reported = true;
+    }
+
     pub(crate) fn push(&mut self, now: Instant, k: K) {
         if self.q.is_empty() {
             self.since = now;
@@ -457,7 +472,7 @@ impl<K: PartialEq + Copy> HandOffLog<K> {
     /// `quiet` is computed only when copies are tracked: it is usually a scaled (floating-point)
     /// timer value, and `poll_timeout` runs after every event.
     pub(crate) fn deadline(&self, quiet: impl FnOnce() -> Duration) -> Option<Instant> {
-        (!self.q.is_empty()).then(|| self.since + quiet())
+        (!self.q.is_empty() && !self.reported).then(|| self.since + quiet())
     }
 
     /// Every tracked copy, if nothing was reported for `quiet`.

@@ -496,6 +496,10 @@ impl Service for Rlp {
         self.on_sent(now, key);
     }
 
+    fn set_drops_reported(&mut self) {
+        self.handed.set_drops_reported();
+    }
+
     fn handle_dropped(&mut self, now: Instant, frame: &Frame) {
         let Some(key) = RlpFrame::data_or_nak_seq(frame) else {
             return;

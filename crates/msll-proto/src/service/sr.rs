@@ -432,6 +432,10 @@ impl Service for Sr {
         self.on_sent(now, seq);
     }
 
+    fn set_drops_reported(&mut self) {
+        self.handed.set_drops_reported();
+    }
+
     fn handle_dropped(&mut self, now: Instant, frame: &Frame) {
         let Some(seq) = ArqFrame::data_seq(frame) else {
             return;

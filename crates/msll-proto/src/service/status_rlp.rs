@@ -150,6 +150,9 @@ pub struct StatusRlp {
     handed: Option<(Handed, Instant)>,
     /// Frames taken as sent unreported, whose reports may still come.
     late: LateReports<Handed>,
+    /// The driver reports every transmission and drop (`Service::set_drops_reported`): a handed
+    /// frame not reported yet is still waiting, never taken as sent.
+    drops_reported: bool,
     /// Hand the next frame at this instant (set by a transmit report, which has no outbox).
     pump_at: Option<Instant>,
     status_due: bool,
@@ -185,6 +188,7 @@ impl StatusRlp {
             retx: VecDeque::new(),
             handed: None,
             late: LateReports::default(),
+            drops_reported: false,
             pump_at: None,
             status_due: false,
             next_status: Instant::ZERO + period,
@@ -459,7 +463,7 @@ impl Service for StatusRlp {
             self.pump_at = None;
         }
         let period = self.timers.get(PERIOD);
-        if let Some((h, at)) = self.handed {
+        if let Some((h, at)) = self.handed.filter(|_| !self.drops_reported) {
             if now.saturating_since(at) >= self.unreported() {
                 // Never reported: taken as sent (and lost). Its report may still come, behind a
                 // long medium access, and must not be taken for that of a later copy.
@@ -512,12 +516,18 @@ impl Service for StatusRlp {
         self.backlog.len()
     }
 
+    fn set_drops_reported(&mut self) {
+        self.drops_reported = true;
+    }
+
     fn poll_timeout(&self) -> Option<Instant> {
         let wants = self.status_due || !self.retx.is_empty() || !self.backlog.is_empty();
         earliest([
             Some(self.next_status),
             self.pump_at.filter(|_| wants),
-            self.handed.map(|(_, at)| at + self.unreported()),
+            self.handed
+                .filter(|_| !self.drops_reported)
+                .map(|(_, at)| at + self.unreported()),
         ])
     }
 
