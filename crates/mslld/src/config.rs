@@ -606,19 +606,28 @@ impl Config {
         Ok(())
     }
 
+    /// A warning if `key_file` is readable by group or others. Given to the caller (review,
+    /// session 44): warned from `psk`, it went through a log `mslld check` never installs and
+    /// was logged twice by `run` (validation, then the tunnel).
+    pub fn key_file_warning(&self) -> Option<String> {
+        use std::os::unix::fs::PermissionsExt;
+        let p = self.base_dir.join(self.key_file.as_ref()?);
+        let m = std::fs::metadata(&p).ok()?;
+        (m.permissions().mode() & 0o077 != 0).then(|| {
+            format!(
+                "key file {} is readable by group or others; chmod 600 it",
+                p.display()
+            )
+        })
+    }
+
     pub fn psk(&self) -> Result<Psk, ConfigError> {
         let (text, field) = match (&self.key, &self.key_file) {
             (Some(k), None) => (k.clone(), "key".to_string()),
             (None, Some(p)) => {
-                use std::os::unix::fs::PermissionsExt;
                 // Relative to the configuration file, as trace paths are (not to the daemon's
                 // working directory, `/` under systemd); `join` keeps an absolute path.
                 let p = &self.base_dir.join(p);
-                if let Ok(m) = std::fs::metadata(p) {
-                    if m.permissions().mode() & 0o077 != 0 {
-                        tracing::warn!(path = %p.display(), "key file is readable by group or others; chmod 600 it");
-                    }
-                }
                 let text = std::fs::read_to_string(p).map_err(|e| ConfigError::Io(p.clone(), e))?;
                 (text, format!("key_file {}", p.display()))
             }

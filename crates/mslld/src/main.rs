@@ -159,6 +159,9 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
         Cmd::Run { config, log_json } => {
             init_logs(log_json);
             let cfg = Config::from_file(&config)?;
+            if let Some(w) = cfg.key_file_warning() {
+                tracing::warn!("{w}");
+            }
             run_daemon(cfg)
         }
         Cmd::Stats { control, format } => {
@@ -228,6 +231,9 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
         }
         Cmd::Check { config } => {
             let mut cfg = Config::from_file(&config)?;
+            if let Some(w) = cfg.key_file_warning() {
+                eprintln!("warning: {w}");
+            }
             // Never echo the secret.
             if cfg.key.is_some() {
                 cfg.key = Some("<redacted>".into());

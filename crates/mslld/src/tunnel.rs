@@ -152,6 +152,10 @@ pub struct Counters {
     pub replayed: u64,
     pub stale_session: u64,
     pub reflected: u64,
+    /// Authentic datagrams of a session that is not the peer's current one and did not echo
+    /// ours: a (re)started peer's first hellos, or an earlier run of ours sent back; adopted only
+    /// once one echoes our session (`wire::Admit::Unconfirmed`).
+    pub unconfirmed: u64,
     /// Authentic data whose echo did not name our session (sent before the peer knew it).
     pub unsynced: u64,
     pub peer_restarts: u64,
@@ -228,7 +232,9 @@ pub struct Snapshot {
     pub endpoint_unknown_service: u64,
     /// Frames the scheduler refused because a service queue was full (msll.queue_limit).
     pub endpoint_queue_drops: u64,
-    /// Frames waiting in the Endpoint's scheduler for the virtual link.
+    /// Frames waiting in the Endpoint's scheduler for the virtual link, plus the packets status
+    /// RLP and HDLC hold in their own backlogs (`Service::held_packets`): what
+    /// `limits.backlog_frames` bounds.
     pub backlog_frames: u64,
     pub ingress_queued: usize,
     pub delay_line: usize,
@@ -240,8 +246,9 @@ pub struct Tunnel {
     names: Vec<String>,
     limits: Limits,
     ep: Endpoint,
-    /// Last time handed to the Endpoint: kept monotonic although packets may be handed over at
-    /// their (slightly past) pacing instant.
+    /// Last time handed to the Endpoint: kept monotonic although packets and transmissions may
+    /// be handed over at their (slightly past) pacing instant; every call into the Endpoint
+    /// takes its time from `ep_time` or sets it here.
     ep_now: Instant,
     link: VirtualLink,
     cipher: Cipher,
@@ -437,6 +444,16 @@ impl Tunnel {
                 self.counters.reflected += 1;
                 return;
             }
+            Admit::Unconfirmed => {
+                // Answer with a hello that echoes it (rate-limited: replayed datagrams must not
+                // make us send one each).
+                self.counters.unconfirmed += 1;
+                let soon = self
+                    .last_hello
+                    .map_or(now, |t| (t + HELLO_MIN_GAP).max(now));
+                self.next_hello = self.next_hello.min(soon);
+                return;
+            }
         }
         if hdr.kind == Kind::Hello {
             let theirs = u64::from_be_bytes(payload[..].try_into().expect("checked by open"));
@@ -570,7 +587,13 @@ impl Tunnel {
     fn transmit(&mut self, now: Instant) -> bool {
         let mut progressed = false;
         while self.synced && self.link.is_free(now) {
-            let Some(f) = self.ep.poll_transmit(now) else {
+            // The frame starts when the virtual link became free (at most PACING_SLACK ago, as
+            // `VirtualLink::start` counts it), on the Endpoint's clock, which never goes back:
+            // given `now` here, a packet handed over next at its slightly earlier pacing instant
+            // (`feed_ingress`) put the Endpoint's time back by up to PACING_SLACK (review,
+            // session 44).
+            let t = self.ep_time(self.link.free_at().max(now - PACING_SLACK));
+            let Some(f) = self.ep.poll_transmit(t) else {
                 break;
             };
             self.link.start(now, f.len());
@@ -581,10 +604,14 @@ impl Tunnel {
     }
 
     fn seal(&mut self, kind: Kind, payload: impl FnOnce(&mut Vec<u8>)) {
+        let echo = match kind {
+            Kind::Hello => self.peer.hello_echo(),
+            Kind::Data => self.peer.session.unwrap_or(0),
+        };
         let hdr = Header {
             kind,
             session: self.session,
-            echo: self.peer.session.unwrap_or(0),
+            echo,
             counter: self.counter,
         };
         self.counter = self.counter.wrapping_add(1);

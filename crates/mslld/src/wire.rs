@@ -297,6 +297,14 @@ pub enum Admit {
     StaleSession,
     /// Carries our own session id: one of our datagrams sent back to us.
     Reflected,
+    /// From a session that is not the peer's current one and does not echo ours, so nothing
+    /// shows it was sent after we started: both ends hold the same key, so it may be a datagram
+    /// of an earlier run of *ours* sent back (review, session 44: one such datagram, adopted as
+    /// "the peer restarting", kept the link down until the real peer restarted). It becomes the
+    /// candidate our hellos echo ([`PeerState::hello_echo`]); the session is adopted only from a
+    /// datagram that echoes our current session, which a restarted peer sends once it has our
+    /// hello and which no earlier run of ours can have sent.
+    Unconfirmed,
 }
 
 /// The receiver's view of the peer: its session, its highest counter, the replay window.
@@ -306,6 +314,10 @@ pub struct PeerState {
     /// Highest counter seen from any session of the peer: a new session is adopted only above it.
     max_counter: u64,
     window: ReplayWindow,
+    /// The newest session seen that is not adopted yet (`Admit::Unconfirmed`), with the
+    /// counters seen of it: echoed in our hellos so that a (re)started peer learns our session.
+    /// On adoption its window carries on, so its unconfirmed datagrams are replays after.
+    candidate: Option<(u64, ReplayWindow)>,
 }
 
 impl PeerState {
@@ -327,12 +339,54 @@ impl PeerState {
         if self.session.is_some() && hdr.counter <= self.max_counter {
             return Admit::StaleSession;
         }
+        let known = match &mut self.candidate {
+            Some((s, w)) if *s == hdr.session => {
+                if !w.check(hdr.counter) {
+                    return Admit::Replay;
+                }
+                Some(w)
+            }
+            _ => None,
+        };
+        if hdr.echo != own_session {
+            match known {
+                Some(w) => w.insert(hdr.counter),
+                // A newer candidate replaces an older one (by counter): a replayed datagram of
+                // an earlier run cannot displace a peer that started since.
+                None => {
+                    if self
+                        .candidate
+                        .as_ref()
+                        .is_none_or(|(_, w)| hdr.counter > w.top)
+                    {
+                        let mut w = ReplayWindow::default();
+                        w.insert(hdr.counter);
+                        self.candidate = Some((hdr.session, w));
+                    }
+                }
+            }
+            return Admit::Unconfirmed;
+        }
         let restarted = self.session.is_some();
         self.session = Some(hdr.session);
-        self.window = ReplayWindow::default();
+        self.window = match self.candidate.take() {
+            Some((s, w)) if s == hdr.session => w,
+            _ => ReplayWindow::default(),
+        };
         self.window.insert(hdr.counter);
         self.max_counter = hdr.counter;
         Admit::NewSession { restarted }
+    }
+
+    /// The session our hellos echo: the candidate, if one waits for confirmation (so that it can
+    /// echo ours), else the peer's current session, else 0. Data datagrams echo the current
+    /// session only.
+    pub fn hello_echo(&self) -> u64 {
+        self.candidate
+            .as_ref()
+            .map(|(s, _)| *s)
+            .or(self.session)
+            .unwrap_or(0)
     }
 }
 
@@ -503,7 +557,10 @@ mod tests {
     fn sessions_restart_and_replay() {
         let own = 1;
         let mut p = PeerState::default();
-        let h = |s, c| hdr(Kind::Data, s, c);
+        let h = |s, c| Header {
+            echo: own,
+            ..hdr(Kind::Data, s, c)
+        };
         assert_eq!(
             p.admit(own, &h(10, 500)),
             Admit::NewSession { restarted: false }
@@ -519,5 +576,46 @@ mod tests {
         // Old-session datagrams (delayed or replayed) cannot switch back.
         assert_eq!(p.admit(own, &h(10, 502)), Admit::StaleSession);
         assert_eq!(p.admit(own, &h(11, 2_001)), Admit::Current);
+    }
+
+    /// A new session is adopted only from a datagram that echoes ours. One that does not (the
+    /// first hello of a (re)started peer, or a datagram of an earlier run of ours, which the
+    /// shared key also authenticates) is a candidate our hellos echo, and changes nothing else.
+    #[test]
+    fn a_new_session_is_adopted_only_when_it_echoes_ours() {
+        let own = 7;
+        let mut p = PeerState::default();
+        let with_echo = |s, echo, c| Header {
+            echo,
+            ..hdr(Kind::Hello, s, c)
+        };
+        // Both ends fresh: the peer's first hello echoes 0.
+        assert_eq!(p.admit(own, &with_echo(10, 0, 500)), Admit::Unconfirmed);
+        assert_eq!(p.admit(own, &with_echo(10, 0, 500)), Admit::Replay);
+        assert_eq!(p.session, None);
+        assert_eq!(p.hello_echo(), 10);
+        assert_eq!(
+            p.admit(own, &with_echo(10, own, 501)),
+            Admit::NewSession { restarted: false }
+        );
+        assert_eq!(p.hello_echo(), 10);
+        // The unconfirmed hello, replayed after the adoption: still a replay.
+        assert_eq!(p.admit(own, &with_echo(10, 0, 500)), Admit::Replay);
+        // An earlier run of ours (session 5, counters above the peer's), sent back: a candidate
+        // only; the peer's datagrams stay current.
+        assert_eq!(p.admit(own, &with_echo(5, 10, 900)), Admit::Unconfirmed);
+        assert_eq!(p.admit(own, &with_echo(5, 0, 901)), Admit::Unconfirmed);
+        assert_eq!(p.session, Some(10));
+        assert_eq!(p.admit(own, &with_echo(10, own, 502)), Admit::Current);
+        // The peer restarts (session 11, later clock): its hellos displace the older candidate,
+        // and a replay of the old run's cannot displace it back.
+        assert_eq!(p.admit(own, &with_echo(11, 0, 2_000)), Admit::Unconfirmed);
+        assert_eq!(p.admit(own, &with_echo(5, 0, 902)), Admit::Unconfirmed);
+        assert_eq!(p.hello_echo(), 11);
+        assert_eq!(
+            p.admit(own, &with_echo(11, own, 2_001)),
+            Admit::NewSession { restarted: true }
+        );
+        assert_eq!(p.admit(own, &with_echo(5, own, 903)), Admit::StaleSession);
     }
 }

@@ -71,3 +71,46 @@ fn bench_refuses_what_would_measure_nothing() {
         assert!(out.stdout.is_empty(), "{args:?}: nothing measured");
     }
 }
+
+/// `mslld check` warns (on standard error, once) about a key file others can read, and is quiet
+/// about one only its owner can (review, session 44: the warning went to a log `check` never
+/// set up).
+#[test]
+fn check_warns_about_a_key_file_others_can_read() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = std::env::temp_dir().join(format!("mslld-cli-key-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let key = dir.join("psk");
+    std::fs::write(
+        &key,
+        "8f1e0a3b5c7d9e2f4a6b8c0d1e3f5a7b9c1d3e5f7a9b1c3d5e7f9a1b3c5d7e9f\n",
+    )
+    .unwrap();
+    let cfg = dir.join("mslld.toml");
+    std::fs::write(
+        &cfg,
+        "bind = \"127.0.0.1:1\"\npeer = \"127.0.0.1:2\"\nkey_file = \"psk\"\n[tun]\naddress = \"198.19.0.1\"\n[link]\nrate_mbps = 10\ndelay_ms = 5\n[msll]\nservices = [{ kind = \"default\" }]\n",
+    )
+    .unwrap();
+    let check = || {
+        let out = Command::new(BIN)
+            .args(["check", "--config"])
+            .arg(&cfg)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{err}");
+        err
+    };
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let err = check();
+    assert_eq!(
+        err.matches("readable by group or others").count(),
+        1,
+        "{err}"
+    );
+    assert!(err.contains(&key.display().to_string()), "{err}");
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+    assert_eq!(check(), "");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -440,6 +440,54 @@ fn restart_of_one_peer_resets_the_other() {
     assert_eq!(seqs(&net.got_a), (0..10).collect::<Vec<_>>());
 }
 
+/// Both ends hold one key, so a datagram of an earlier run of A's own is authentic at A. Sent
+/// back to A after A restarted, with counters above B's (A's earlier run started after B), it
+/// was taken for B restarting: A reset its link layer and then refused every datagram of the
+/// real B as stale, down until B restarted (review, session 44). Now a new session is adopted
+/// only from a datagram that echoes A's current session, which no earlier run of A's sent.
+#[test]
+fn an_earlier_run_of_ours_sent_back_does_not_take_the_peers_place() {
+    let c = config(SR_M2, 0.0, 0);
+    // B starts first (counters from 1,000); A's first run from 5,000,000.
+    let mut net = Net::new(tunnel(&c, 0xa1, 5_000_000), tunnel(&c, 0xb, 1_000));
+    net.run_for(Duration::from_millis(300));
+    net.send_from_a(0, 20, Duration::from_millis(1), 300);
+    net.run_for(Duration::from_millis(100));
+    assert_eq!(net.got_b.len(), 20);
+    let old_run = net.sent_by_a.clone();
+    // A restarts (later clock); the link comes back.
+    net.a = tunnel(&c, 0xa2, 2_000_000_000);
+    net.run_for(Duration::from_millis(300));
+    assert!(net.a.link_up() && net.b.link_up());
+    // An attacker sends A's first run's datagrams back to A: the first hellos (echo 0) and
+    // the data (echoing B). Their counters are above B's.
+    for d in &old_run {
+        let now = net.now;
+        net.a.on_datagram(now, d.clone());
+    }
+    net.run_for(Duration::from_millis(100));
+    assert_eq!(net.a.counters().peer_restarts, 0);
+    assert_eq!(net.a.counters().unconfirmed, old_run.len() as u64);
+    assert_eq!(net.a.counters().stale_session, 0);
+    // B to A still works, and A to B.
+    for i in 0..10 {
+        let now = net.now;
+        net.b.on_ip_packet(now, Buf::from(ip_packet(300, i)));
+        net.run_for(Duration::from_millis(2));
+    }
+    net.run_for(Duration::from_millis(200));
+    assert_eq!(seqs(&net.got_a), (0..10).collect::<Vec<_>>());
+    let before = net.got_b.len();
+    net.send_from_a(100, 10, Duration::from_millis(1), 300);
+    net.run_for(Duration::from_millis(200));
+    assert_eq!(net.got_b.len(), before + 10);
+    // And a genuine restart of B is still adopted (after the handshake).
+    net.b = tunnel(&c, 0xb2, 3_000_000_000);
+    net.run_for(Duration::from_millis(500));
+    assert!(net.a.link_up() && net.b.link_up());
+    assert_eq!(net.a.counters().peer_restarts, 1);
+}
+
 #[test]
 fn replays_forgeries_and_old_sessions_change_nothing() {
     let c = config(r#"{ kind = "default" }"#, 0.0, 0);
