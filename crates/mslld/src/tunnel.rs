@@ -643,6 +643,16 @@ impl Tunnel {
         while self.transmit(now) | self.feed_ingress(now) {}
         while let Some(p) = self.ep.poll_deliver() {
             self.counters.ip_out += 1;
+            // SYNs towards our TUN are clamped to our MTU as well: the peer clamped them to its
+            // own, which may be larger, and our hosts would then send segments our TUN cannot
+            // take (review, session 44; as OpenVPN's mssfix, both directions).
+            let p = match self.clamp_mss(p.as_slice()) {
+                Some(v) => {
+                    self.counters.mss_clamped += 1;
+                    Packet::new(Buf::from(v))
+                }
+                None => p,
+            };
             self.to_ip.push_back(p);
         }
         if now >= self.next_hello {

@@ -889,3 +889,28 @@ fn syn_mss_is_clamped_to_the_tunnel_mtu() {
     );
     assert_eq!(net.a.counters().mss_clamped, 0);
 }
+
+/// Ends with different `tun.mtu`: the SYN is clamped by the sender's daemon to its MTU and again
+/// by the receiver's to its own smaller one, so neither end's hosts send segments their TUN
+/// cannot take (review, session 44: only the sending side clamped).
+#[test]
+fn syn_mss_fits_the_smaller_of_the_two_mtus() {
+    let cfg = config(r#"{ kind = "default" }"#, 0.0, 1);
+    let mut small = cfg.clone();
+    small.tun.mtu = 1280;
+    let mut net = Net::new(tunnel(&cfg, 11, 0), tunnel(&small, 22, 0));
+    net.run_for(Duration::from_millis(300));
+    let now = net.now;
+    net.a.on_ip_packet(now, Buf::from(tcp_syn(1460)));
+    net.run_for(Duration::from_millis(100));
+    let now = net.now;
+    net.b.on_ip_packet(now, Buf::from(tcp_syn(1460)));
+    net.run_for(Duration::from_millis(100));
+    let mss = |got: &[Bytes]| u16::from_be_bytes([got[0][42], got[0][43]]);
+    // A -> B: 1360 after A (1400 - 40), 1240 after B (1280 - 40).
+    assert_eq!(mss(&net.got_b), 1240);
+    // B -> A: 1240 after B; A's 1360 leaves it alone.
+    assert_eq!(mss(&net.got_a), 1240);
+    assert_eq!(net.a.counters().mss_clamped, 1);
+    assert_eq!(net.b.counters().mss_clamped, 2);
+}
