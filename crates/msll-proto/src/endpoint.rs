@@ -450,8 +450,8 @@ impl Endpoint {
         if !self.is_idle_default() {
             return Err(packet);
         }
-        // What `handle_classified` does, for one service: the classifier's answer, taken modulo
-        // the service count, is 0.
+        // What `handle_classified` does, for one service: the classifier's answer is 0, or out
+        // of range and so the default service, which is 0.
         self.accept(now, 0, packet.len());
         let SlotService::Raw(r) = &mut self.services[0].service else {
             unreachable!("is_idle_default checked the service")
