@@ -213,7 +213,8 @@ impl Endpoint {
     /// An endpoint from its parts. The scheduler gets a queue per service if it has fewer.
     ///
     /// # Panics
-    /// With no services or more than 16 (a 4-bit service number).
+    /// With no services or more than 16 (a 4-bit service number), or a scheduler with more
+    /// queues than services (their rates would count in every share: review, session 44).
     pub fn with_parts(
         services: Vec<Box<dyn Service>>,
         mut classifier: Classifier,
@@ -223,6 +224,12 @@ impl Endpoint {
         assert!(
             !services.is_empty() && services.len() <= MAX_SERVICES,
             "1..=16 services"
+        );
+        assert!(
+            scheduler.services() <= services.len(),
+            "a scheduler of {} queues for {} services",
+            scheduler.services(),
+            services.len()
         );
         while scheduler.services() < services.len() {
             scheduler.add_service(1.0);

@@ -504,3 +504,18 @@ fn a_frame_waiting_behind_a_large_share_is_not_taken_for_dropped() {
     assert_eq!(sr_sent.len(), 1, "{sr_sent:?}");
     assert_eq!(ep.service_stats()[0].retransmissions, 0);
 }
+
+/// A scheduler with more queues than the endpoint has services is refused: the extra rates would
+/// count in every service's share, and shares would sum to less than 1.
+#[test]
+#[should_panic(expected = "a scheduler of 3 queues for 2 services")]
+fn a_scheduler_with_more_queues_than_services_is_refused() {
+    let services: Vec<Box<dyn Service>> = vec![Box::new(Raw::new()), Box::new(Raw::new())];
+    let sched = Scheduler::new(Discipline::Scfq, &[1.0, 1.0, 1.0], None);
+    let _ = Endpoint::with_parts(
+        services,
+        Classifier::new(ClassifierConfig::default(), 2),
+        sched,
+        None,
+    );
+}
