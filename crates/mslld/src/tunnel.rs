@@ -448,10 +448,7 @@ impl Tunnel {
                 // Answer with a hello that echoes it (rate-limited: replayed datagrams must not
                 // make us send one each).
                 self.counters.unconfirmed += 1;
-                let soon = self
-                    .last_hello
-                    .map_or(now, |t| (t + HELLO_MIN_GAP).max(now));
-                self.next_hello = self.next_hello.min(soon);
+                self.hello_soon(now);
                 return;
             }
         }
@@ -484,10 +481,7 @@ impl Tunnel {
             if !echoed {
                 self.counters.unsynced += 1;
                 // Data from a peer that does not know our session yet: answer with a hello soon.
-                let soon = self
-                    .last_hello
-                    .map_or(now, |t| (t + HELLO_MIN_GAP).max(now));
-                self.next_hello = self.next_hello.min(soon);
+                self.hello_soon(now);
                 return;
             }
             match Frame::from_wire_slice(&payload) {
@@ -514,6 +508,14 @@ impl Tunnel {
                 None => self.counters.malformed += 1,
             }
         }
+    }
+
+    /// Send a hello as soon as `HELLO_MIN_GAP` after the last one allows.
+    fn hello_soon(&mut self, now: Instant) {
+        let soon = self
+            .last_hello
+            .map_or(now, |t| (t + HELLO_MIN_GAP).max(now));
+        self.next_hello = self.next_hello.min(soon);
     }
 
     fn ep_time(&mut self, now: Instant) -> Instant {
