@@ -679,8 +679,6 @@ pub fn sim_error(file: &str, mut e: msll_sim::error_model::SpecError) -> Scenari
 }
 
 impl Scenario {
-    /// [`sim_error`] for a run of `point`: a wireless error model taken from `link.levels` is
-    /// named by its entry (`link.levels[k]`), not as `link.error`.
     /// A run of `point` (seed, replication) the simulator stopped: the file, point and run named.
     pub fn run_error(
         &self,
@@ -695,6 +693,8 @@ impl Scenario {
         }
     }
 
+    /// [`sim_error`] for a run of `point`: a wireless error model taken from `link.levels` is
+    /// named by its entry (`link.levels[k]`), not as `link.error`.
     pub fn point_error(
         &self,
         point: &Point,

@@ -495,6 +495,19 @@ fn too_many_packets_in_flight_stop_the_run_with_an_error() {
     // 250 packets/s fill 2,000 places in about 8 s (they are never delivered in 20 s).
     assert!((7.0..10.0).contains(&at_s), "{err}");
     assert!(err.to_string().contains("delay_s"), "{err}");
+    // The same with a reordering random delay, whose packets wait in the heap, not a pipe.
+    let mut r = c.clone();
+    r.wired.delay_s = 0.01;
+    r.wired.extra_delay = Some(msll_sim::presets::ExtraDelay {
+        mean_s: 1000.0,
+        k: 2,
+        reorder: true,
+    });
+    let mut sim = msll_sim::Simulation::new(&r, std::path::Path::new(".")).unwrap();
+    sim.set_event_limit(2_000);
+    let err = sim.run().unwrap_err();
+    let msll_sim::RunError::TooManyPendingEvents { at_s, .. } = err.clone();
+    assert!((7.0..10.0).contains(&at_s), "{err}");
     // The same run with a limit it stays under: complete, and as with the default limit.
     c.wired.delay_s = 0.01;
     let mut low = msll_sim::Simulation::new(&c, std::path::Path::new(".")).unwrap();

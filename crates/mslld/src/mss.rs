@@ -1,4 +1,4 @@
-//! TCP MSS clamping for packets entering the tunnel.
+//! TCP MSS clamping for SYNs entering or leaving the tunnel (each daemon clamps to its own MTU).
 //!
 //! The tunnel's MTU (`tun.mtu`, 1400 by default) is below the 1500 bytes of the hosts that route
 //! through it, so a TCP connection whose ends announce MSS 1460 sends segments the tunnel must

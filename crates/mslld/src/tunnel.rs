@@ -164,10 +164,11 @@ pub struct Counters {
     pub send_errors: u64,
     /// IP packets the tunnel delivered that the TUN device (or in-process channel) refused.
     pub ip_write_errors: u64,
-    /// TCP SYNs from TUN whose MSS option was lowered to fit the tunnel (`tun.mss_clamp`).
+    /// TCP SYNs whose MSS option was lowered to fit our `tun.mtu` (`tun.mss_clamp`): read from
+    /// TUN, or delivered to it (since session 44: the peer clamps to its own MTU).
     pub mss_clamped: u64,
     /// Frames of a scheme that needs link order (`Service::requires_fifo`: all but Default, Snoop
-    /// and RSE, which remembers what the last 128 blocks it let go of delivered) that arrived
+    /// and RSE, which remembers what the last 127 blocks it let go of delivered) that arrived
     /// behind a later datagram of the same service: dropped, so the scheme
     /// sees a loss, which it recovers from as designed, instead of taking a late copy for a new
     /// frame (a packet delivered twice, or a stale ACK freeing unacknowledged frames).
@@ -476,6 +477,11 @@ impl Tunnel {
         if echoed && !self.synced {
             self.synced = true;
             info!("link up: peer echoes our session");
+        }
+        if hdr.kind == Kind::Hello && !echoed {
+            // The peer has not seen our session echoed yet (or our last hello echoed a
+            // candidate): answer soon rather than at the next hello interval.
+            self.hello_soon(now);
         }
         if hdr.kind == Kind::Data {
             if !echoed {

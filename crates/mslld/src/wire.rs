@@ -318,6 +318,8 @@ pub struct PeerState {
     /// counters seen of it: echoed in our hellos so that a (re)started peer learns our session.
     /// On adoption its window carries on, so its unconfirmed datagrams are replays after.
     candidate: Option<(u64, ReplayWindow)>,
+    /// With both a current session and a candidate, hellos echo them in turn (`hello_echo`).
+    echo_candidate: bool,
 }
 
 impl PeerState {
@@ -378,15 +380,24 @@ impl PeerState {
         Admit::NewSession { restarted }
     }
 
-    /// The session our hellos echo: the candidate, if one waits for confirmation (so that it can
-    /// echo ours), else the peer's current session, else 0. Data datagrams echo the current
-    /// session only.
-    pub fn hello_echo(&self) -> u64 {
-        self.candidate
-            .as_ref()
-            .map(|(s, _)| *s)
-            .or(self.session)
-            .unwrap_or(0)
+    /// The session the next hello echoes. A candidate waiting for confirmation must be echoed so
+    /// that it can echo ours (a restarted peer); the current session must be, so that a peer
+    /// that has not seen our echo yet syncs. With both, hellos take turns: a candidate that never
+    /// confirms (an earlier run of ours sent back) then costs the current peer every other hello,
+    /// not all of them (review, session 44). Data datagrams echo the current session only.
+    pub fn hello_echo(&mut self) -> u64 {
+        match (self.session, self.candidate.as_ref()) {
+            (Some(s), Some((c, _))) => {
+                self.echo_candidate = !self.echo_candidate;
+                if self.echo_candidate {
+                    *c
+                } else {
+                    s
+                }
+            }
+            (None, Some((c, _))) => *c,
+            (s, None) => s.unwrap_or(0),
+        }
     }
 }
 
@@ -602,16 +613,19 @@ mod tests {
         // The unconfirmed hello, replayed after the adoption: still a replay.
         assert_eq!(p.admit(own, &with_echo(10, 0, 500)), Admit::Replay);
         // An earlier run of ours (session 5, counters above the peer's), sent back: a candidate
-        // only; the peer's datagrams stay current.
+        // only; the peer's datagrams stay current, and hellos echo the two in turn.
         assert_eq!(p.admit(own, &with_echo(5, 10, 900)), Admit::Unconfirmed);
         assert_eq!(p.admit(own, &with_echo(5, 0, 901)), Admit::Unconfirmed);
         assert_eq!(p.session, Some(10));
+        let echoes: Vec<u64> = (0..4).map(|_| p.hello_echo()).collect();
+        assert_eq!(echoes, [5, 10, 5, 10]);
         assert_eq!(p.admit(own, &with_echo(10, own, 502)), Admit::Current);
         // The peer restarts (session 11, later clock): its hellos displace the older candidate,
         // and a replay of the old run's cannot displace it back.
         assert_eq!(p.admit(own, &with_echo(11, 0, 2_000)), Admit::Unconfirmed);
         assert_eq!(p.admit(own, &with_echo(5, 0, 902)), Admit::Unconfirmed);
-        assert_eq!(p.hello_echo(), 11);
+        let echoes: Vec<u64> = (0..2).map(|_| p.hello_echo()).collect();
+        assert!(echoes.contains(&11) && echoes.contains(&10), "{echoes:?}");
         assert_eq!(
             p.admit(own, &with_echo(11, own, 2_001)),
             Admit::NewSession { restarted: true }

@@ -76,13 +76,35 @@ const STALE_BLOCKS: u8 = 8;
 
 /// Blocks let go of (older than the one before the newest) whose delivered frames the receiver
 /// remembers, so that a frame arriving later than [`STALE_BLOCKS`] blocks is not taken for a new
-/// block and delivered twice (session 42's review: one 9 blocks late was). Half the 8-bit cycle,
-/// the most a block number can tell late from early: a quarter let a frame 66 blocks late (one of
-/// a 1 + 1 code swapped 113 frames back, CI of session 43) be delivered a second time. Entries
-/// are matched by unwrapped number (`RxBlock::unwrapped`), so a number that comes round again
-/// while its old entry is still listed (blocks wholly lost, steadily, with no gap to see) is a
-/// new block, not a copy.
-const RECENT_BLOCKS: usize = 128;
+/// block and delivered twice (session 42's review: one 9 blocks late was). The blocks let go of
+/// are 2 or more behind the newest, and a number unwraps to at most 128 behind
+/// (`Rse::unwrap`), so 127 entries reach exactly that far: about half the 8-bit cycle, the most a
+/// number can tell late from early (64 let a frame 66 blocks late, one of a 1 + 1 code swapped
+/// 113 frames back, be delivered a second time: CI of session 43). Entries are matched by
+/// unwrapped number (`RxBlock::unwrapped`), so a number that comes round again while its old
+/// entry is still listed (blocks wholly lost, steadily, with no gap to see) is a new block, not a
+/// copy.
+const RECENT_BLOCKS: usize = 127;
+
+/// What the receiver remembers of a block it let go of (`Rse::rx_recent`).
+struct Recent {
+    unwrapped: i64,
+    /// Indexes delivered (received or rebuilt).
+    delivered: u128,
+    /// The lowest received index and a fingerprint of its payload: a frame at that index with
+    /// another payload is not a late copy but a new block whose number unwrapped onto this entry.
+    /// Such an entry comes from a frame later than the unwrap can reach (over 128 blocks), taken
+    /// for a block ahead; without the check the real block of that number, arriving ~127 blocks
+    /// later, matched it and was dropped whole (review, session 44).
+    first: Option<(u8, u64)>,
+}
+
+/// FNV-1a over a payload: enough to tell two packets apart, computed once per block let go of.
+fn fingerprint(p: &[u8]) -> u64 {
+    p.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
 
 /// The smallest mean gap between arrivals [`OUTAGE_GAPS`] is taken of (10 us).
 const MIN_MEAN_GAP_NS: u64 = 10_000;
@@ -156,7 +178,7 @@ pub struct Rse {
     rx_gap_ns: Option<u64>,
     /// `(unwrapped block, delivered indexes)` of the last [`RECENT_BLOCKS`] blocks let go of,
     /// oldest first.
-    rx_recent: std::collections::VecDeque<(i64, u128)>,
+    rx_recent: std::collections::VecDeque<Recent>,
     stats: ServiceStats,
     // Shard buffers reused from block to block.
     tx_shards: Vec<Vec<u8>>,
@@ -279,7 +301,16 @@ impl Rse {
             if self.rx_recent.len() == RECENT_BLOCKS {
                 self.rx_recent.pop_front();
             }
-            self.rx_recent.push_back((old.unwrapped, old.delivered()));
+            let first = old
+                .data
+                .iter()
+                .enumerate()
+                .find_map(|(i, d)| d.as_ref().map(|p| (i as u8, fingerprint(p))));
+            self.rx_recent.push_back(Recent {
+                unwrapped: old.unwrapped,
+                delivered: old.delivered(),
+                first,
+            });
         }
         self.rx_prev = self.rx.take();
         self.rx = Some(RxBlock::new(block, unwrapped));
@@ -289,7 +320,7 @@ impl Rse {
     /// not held. In order, a number comes round again only 256 blocks later, long after it left
     /// the list; a frame that came blocks early (its block started, then let go of, before the
     /// blocks between) is found here when the rest of its block follows.
-    fn recent(&mut self, block: u8) -> Option<&mut u128> {
+    fn recent(&mut self, block: u8) -> Option<&mut Recent> {
         let held = |r: &Option<RxBlock>| r.as_ref().is_some_and(|r| r.block == block);
         if held(&self.rx) || held(&self.rx_prev) {
             return None;
@@ -298,8 +329,7 @@ impl Rse {
         self.rx_recent
             .iter_mut()
             .rev()
-            .find(|(b, _)| *b == unwrapped)
-            .map(|(_, m)| m)
+            .find(|r| r.unwrapped == unwrapped)
     }
 
     /// The receiver's state for `block`: the newest block, the one before it, or a new newest
@@ -326,16 +356,24 @@ impl Rse {
     }
 
     fn on_data(&mut self, block: u8, index: u8, payload: Buf, out: &mut Outbox) {
-        if let Some(mask) = self.recent(block) {
+        if let Some(r) = self.recent(block) {
             // A late frame of a block let go of: new only if that index was never delivered.
-            if *mask >> index & 1 != 0 {
-                self.stats.duplicates_received += 1;
-            } else {
-                *mask |= 1 << index;
+            if r.delivered >> index & 1 == 0 {
+                r.delivered |= 1 << index;
                 self.stats.packets_delivered += 1;
                 out.deliver(Packet::new(payload));
+                return;
             }
-            return;
+            if r.first
+                .is_none_or(|(i, h)| i != index || h == fingerprint(&payload))
+            {
+                self.stats.duplicates_received += 1;
+                return;
+            }
+            // Another payload at the index remembered: a new block of this number (`Recent`).
+            // Forget the entry; the frame starts its block below.
+            let u = r.unwrapped;
+            self.rx_recent.retain(|r| r.unwrapped != u);
         }
         let Some(rx) = self.rx_block(block) else {
             self.stats.duplicates_received += 1; // 2..=STALE_BLOCKS blocks old
@@ -574,7 +612,7 @@ impl Service for Rse {
     fn requires_fifo(&self) -> bool {
         // 8-bit block numbers; the current and previous block are kept and copies of delivered
         // frames dropped (`Rse::rx_block`), so shallow reordering is used, not lost. What the
-        // last 128 blocks let go of delivered is remembered: a frame up to that late is used once
+        // last 127 blocks let go of (up to 128 behind) delivered is remembered: a frame up to that late is used once
         // at most; one later still would start a new block (not guarded: mslld's replay window
         // refuses datagrams over 1024 places late).
         false

@@ -366,6 +366,35 @@ fn a_frame_a_hundred_blocks_late_is_not_delivered_twice() {
     assert_eq!(rx.stats().protocol_errors, 0);
 }
 
+/// A frame 129 blocks late is beyond what an 8-bit number can tell from a block 127 ahead: it is
+/// taken for a new block (delivered again: inherent). But the entry it leaves must not swallow
+/// the real block of that number when it comes, ~127 blocks later (review, session 44: with 128
+/// remembered blocks matched by unwrapped number it did: a whole block lost).
+#[test]
+fn a_frame_too_late_to_unwrap_does_not_swallow_the_next_block_of_its_number() {
+    let mut tx = rse(1, 1, None);
+    let frames = block_frames(&mut tx, 400, 20, false);
+    let mut order: Vec<usize> = (0..800).filter(|&k| k != 20).collect();
+    let at = order.iter().position(|&k| k == 2 * 139 + 1).unwrap() + 1;
+    order.insert(at, 20); // D10 after block 139: 129 behind
+    let mut rx = rse(1, 1, None);
+    let mut got = deliver_in_order(&mut rx, &frames, &order);
+    got.sort_unstable();
+    let twice: Vec<u32> = got
+        .windows(2)
+        .filter(|w| w[0] == w[1])
+        .map(|w| w[0])
+        .collect();
+    assert_eq!(twice, [10]);
+    got.dedup();
+    assert_eq!(
+        got,
+        (0..400).collect::<Vec<_>>(),
+        "every packet, 266 (block 10 + 256) too"
+    );
+    assert_eq!(rx.stats().protocol_errors, 0);
+}
+
 /// Three blocks in four wholly lost, steadily (no gap in the arrivals to call an outage): the
 /// block numbers come round while the old blocks of the same numbers are still remembered.
 /// Matched by unwrapped number, the new blocks' frames are new (by 8-bit number alone they were
