@@ -669,9 +669,10 @@ impl Tunnel {
             self.counters.hellos_out += 1;
             self.last_hello = Some(now);
             self.next_hello = now
-                + if self.synced {
+                + if self.synced && !self.peer.candidate_pending() {
                     self.hello_interval
                 } else {
+                    // Also while a candidate waits: a restarted peer learns our session sooner.
                     HELLO_UNSYNCED
                 };
         }

@@ -318,9 +318,15 @@ pub struct PeerState {
     /// counters seen of it: echoed in our hellos so that a (re)started peer learns our session.
     /// On adoption its window carries on, so its unconfirmed datagrams are replays after.
     candidate: Option<(u64, ReplayWindow)>,
-    /// With both a current session and a candidate, hellos echo them in turn (`hello_echo`).
+    /// Hellos that echoed the candidate: it is dropped after [`CANDIDATE_TRIES`] (a live peer
+    /// answers one; its next datagram makes it the candidate again).
+    candidate_tries: u32,
+    /// With a candidate, hellos echo it and the current session (or 0) in turn (`hello_echo`).
     echo_candidate: bool,
 }
+
+/// Hellos that echo a candidate before it is dropped unconfirmed.
+pub const CANDIDATE_TRIES: u32 = 16;
 
 impl PeerState {
     /// Decide on an authentic datagram and update the state (only on acceptance).
@@ -354,17 +360,23 @@ impl PeerState {
             match known {
                 Some(w) => w.insert(hdr.counter),
                 // A newer candidate replaces an older one (by counter): a replayed datagram of
-                // an earlier run cannot displace a peer that started since.
+                // an earlier run of the same machine cannot displace a run that started since.
+                // One that does not is stale, and changes nothing (no hello answers it: review,
+                // session 44, replays made one hello each).
                 None => {
                     if self
                         .candidate
                         .as_ref()
-                        .is_none_or(|(_, w)| hdr.counter > w.top)
+                        .is_some_and(|(_, w)| hdr.counter <= w.top)
                     {
-                        let mut w = ReplayWindow::default();
-                        w.insert(hdr.counter);
-                        self.candidate = Some((hdr.session, w));
+                        return Admit::StaleSession;
                     }
+                    let mut w = ReplayWindow::default();
+                    w.insert(hdr.counter);
+                    self.candidate = Some((hdr.session, w));
+                    self.candidate_tries = 0;
+                    // The next hello echoes it.
+                    self.echo_candidate = false;
                 }
             }
             return Admit::Unconfirmed;
@@ -373,11 +385,23 @@ impl PeerState {
         self.session = Some(hdr.session);
         self.window = match self.candidate.take() {
             Some((s, w)) if s == hdr.session => w,
+            // A newer candidate of another session (a later restart of the peer) is kept: the
+            // run adopted here may be a dead one whose datagram came late.
+            Some((s, w)) if w.top > hdr.counter => {
+                self.candidate = Some((s, w));
+                ReplayWindow::default()
+            }
             _ => ReplayWindow::default(),
         };
         self.window.insert(hdr.counter);
-        self.max_counter = hdr.counter;
+        // The candidate's window may hold higher (reordered) counters.
+        self.max_counter = self.window.top.max(hdr.counter);
         Admit::NewSession { restarted }
+    }
+
+    /// A candidate waits for confirmation: hellos should go at the unsynced rate.
+    pub fn candidate_pending(&self) -> bool {
+        self.candidate.is_some()
     }
 
     /// The session the next hello echoes. A candidate waiting for confirmation must be echoed so
@@ -385,19 +409,25 @@ impl PeerState {
     /// that has not seen our echo yet syncs. With both, hellos take turns: a candidate that never
     /// confirms (an earlier run of ours sent back) then costs the current peer every other hello,
     /// not all of them (review, session 44). Data datagrams echo the current session only.
+    ///
+    /// Without a current session the turns are the candidate and 0: a peer that adopted us but
+    /// missed our echo would otherwise read a hello echoing it as "synced" and wait a whole
+    /// hello interval to answer (review, session 44). A candidate is dropped after
+    /// [`CANDIDATE_TRIES`] hellos echoing it.
     pub fn hello_echo(&mut self) -> u64 {
-        match (self.session, self.candidate.as_ref()) {
-            (Some(s), Some((c, _))) => {
-                self.echo_candidate = !self.echo_candidate;
-                if self.echo_candidate {
-                    *c
-                } else {
-                    s
-                }
-            }
-            (None, Some((c, _))) => *c,
-            (s, None) => s.unwrap_or(0),
+        let Some((c, _)) = self.candidate.as_ref() else {
+            return self.session.unwrap_or(0);
+        };
+        let c = *c;
+        self.echo_candidate = !self.echo_candidate;
+        if !self.echo_candidate {
+            return self.session.unwrap_or(0);
         }
+        self.candidate_tries += 1;
+        if self.candidate_tries >= CANDIDATE_TRIES {
+            self.candidate = None;
+        }
+        c
     }
 }
 
@@ -589,6 +619,63 @@ mod tests {
         assert_eq!(p.admit(own, &h(11, 2_001)), Admit::Current);
     }
 
+    /// Candidates (review of session 44's handshake): echoed in turn with 0 when there is no
+    /// session, dropped after CANDIDATE_TRIES unanswered echoes, kept when a late datagram of a
+    /// dead run is adopted; an adopted candidate's window bounds the stale test.
+    #[test]
+    fn candidates_take_turns_expire_and_survive_a_late_dead_run() {
+        let own = 7;
+        let with_echo = |s, echo, c| Header {
+            echo,
+            ..hdr(Kind::Hello, s, c)
+        };
+        // No session yet: hellos echo the candidate and 0 in turn, so that a peer that adopted
+        // us (and reads an echo of itself as "synced") still answers the 0.
+        let mut p = PeerState::default();
+        assert_eq!(p.admit(own, &with_echo(10, 0, 500)), Admit::Unconfirmed);
+        assert!(p.candidate_pending());
+        let echoes: Vec<u64> = (0..4).map(|_| p.hello_echo()).collect();
+        assert_eq!(echoes, [10, 0, 10, 0]);
+        // A candidate that never confirms is dropped after CANDIDATE_TRIES echoes; the peer's
+        // next datagram makes it the candidate again.
+        let mut echoed = 2;
+        while p.candidate_pending() {
+            if p.hello_echo() == 10 {
+                echoed += 1;
+            }
+        }
+        assert_eq!(echoed, CANDIDATE_TRIES);
+        assert_eq!(p.hello_echo(), 0);
+        assert_eq!(p.admit(own, &with_echo(10, 0, 501)), Admit::Unconfirmed);
+        assert!(p.candidate_pending());
+        // A late datagram of a dead run (20, which echoed us) is adopted, but the newer
+        // candidate (a later run, 30) is kept, and then adopted in turn.
+        let mut p = PeerState::default();
+        assert_eq!(p.admit(own, &with_echo(30, 0, 3_000)), Admit::Unconfirmed);
+        assert_eq!(
+            p.admit(own, &with_echo(20, own, 2_000)),
+            Admit::NewSession { restarted: false }
+        );
+        assert!(p.candidate_pending());
+        assert_eq!(
+            p.admit(own, &with_echo(30, own, 3_001)),
+            Admit::NewSession { restarted: true }
+        );
+        assert_eq!(
+            p.admit(own, &with_echo(20, own, 2_001)),
+            Admit::StaleSession
+        );
+        // Adopting a candidate carries its window: its highest counter, even one that arrived
+        // before a lower one, bounds the stale test.
+        let mut p = PeerState::default();
+        assert_eq!(p.admit(own, &with_echo(40, 0, 900)), Admit::Unconfirmed);
+        assert_eq!(
+            p.admit(own, &with_echo(40, own, 850)),
+            Admit::NewSession { restarted: false }
+        );
+        assert_eq!(p.admit(own, &with_echo(41, own, 880)), Admit::StaleSession);
+    }
+
     /// A new session is adopted only from a datagram that echoes ours. One that does not (the
     /// first hello of a (re)started peer, or a datagram of an earlier run of ours, which the
     /// shared key also authenticates) is a candidate our hellos echo, and changes nothing else.
@@ -623,7 +710,7 @@ mod tests {
         // The peer restarts (session 11, later clock): its hellos displace the older candidate,
         // and a replay of the old run's cannot displace it back.
         assert_eq!(p.admit(own, &with_echo(11, 0, 2_000)), Admit::Unconfirmed);
-        assert_eq!(p.admit(own, &with_echo(5, 0, 902)), Admit::Unconfirmed);
+        assert_eq!(p.admit(own, &with_echo(5, 0, 902)), Admit::StaleSession);
         let echoes: Vec<u64> = (0..2).map(|_| p.hello_echo()).collect();
         assert!(echoes.contains(&11) && echoes.contains(&10), "{echoes:?}");
         assert_eq!(
