@@ -614,6 +614,73 @@ fn catalogue_refuses_shared_names_and_figure_ids() {
     }
 }
 
+/// `reproduce` checked a figure's metric name only when it wrote that scenario's data, after
+/// every run of the catalogue; a shard never checked it. It is now refused before anything runs,
+/// naming the file, the field and the value (review, session 45).
+#[test]
+fn reproduce_refuses_a_misspelt_figure_metric_before_running() {
+    for shard in [&[][..], &["--shard", "0/2"][..]] {
+        let d = tmpdir(&format!("fig-metric{}", shard.len()));
+        std::fs::write(
+            d.join("a.toml"),
+            format!("{GOOD}\n[[figure]]\nid = \"f\"\nmetric = \"conf.los\"\n"),
+        )
+        .unwrap();
+        let out = msll()
+            .args(["reproduce", "--quick", "--reps", "1", "--scenarios"])
+            .arg(&d)
+            .arg("--out")
+            .arg(d.join("out"))
+            .args(shard)
+            .output()
+            .unwrap();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(2), "{shard:?}: {err}");
+        assert!(
+            err.contains("a.toml") && err.contains("figure[0].metric = \"conf.los\""),
+            "{shard:?}: {err}"
+        );
+        assert!(!err.contains("panicked"), "{err}");
+        assert!(
+            !d.join("out").join("cache").exists(),
+            "{shard:?}: nothing ran"
+        );
+    }
+}
+
+/// `--quick` cuts a 300 s conferencing run to 60 s; an app that starts at 100 s used to send
+/// nothing (loss NaN, no error). Its start now shrinks with the run (review, session 45).
+#[test]
+fn quick_runs_keep_a_late_start_inside_the_shortened_run() {
+    let d = tmpdir("quick-late-start");
+    std::fs::write(
+        d.join("a.toml"),
+        GOOD.replace("duration_s = 5", "duration_s = 300").replace(
+            "kind = \"conference\"",
+            "kind = \"conference\"\nstart_s = 100",
+        ),
+    )
+    .unwrap();
+    let out = msll()
+        .args(["reproduce", "--quick", "--reps", "1", "--scenarios"])
+        .arg(&d)
+        .arg("--out")
+        .arg(d.join("out"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(out.status.success(), "{err}");
+    let runs = std::fs::read_to_string(d.join("out").join("data").join("t.runs.csv")).unwrap();
+    let sent: f64 = runs
+        .lines()
+        .find_map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (f.get(7) == Some(&"conf.sent")).then(|| f[8].parse().unwrap())
+        })
+        .unwrap_or_else(|| panic!("no conf.sent in {runs}"));
+    assert!(sent > 100.0, "packets sent in the quick run: {sent}");
+}
+
 /// A claim about scenario `sc`, point `a` against `b` (check `greater`), metric `metric`.
 fn claim_text(id: &str, sc: &str, metric: &str, a: &str, b: &str) -> String {
     format!(
