@@ -292,7 +292,12 @@ fn quicken(p: &mut Point) {
 ///     of a 200 times larger share SR sent a frame twice before any acknowledgement). In the
 ///     catalogue the fallback fired rarely (go-back-N bursts, long MAC delays): 171 of the golden
 ///     check's points move, e.g. seed 000 Fig. 3's GBN at L2-L4 by 0.01-0.06 %.
-pub const MODEL_REVISION: u32 = 25;
+/// 26: TCP-Real's gamma cut sets ssthresh to the cut window (it stays in congestion avoidance;
+///     slow start used to give the cut back within a few ACKs), and after any cut of its own (a
+///     gamma cut, a congestion halving, a timeout) it measures its receiving rate afresh instead
+///     of reading the drop it caused as congestion (`RateCtl::rebase`; review, session 45).
+///     Only TCP-Real runs change (seed 003).
+pub const MODEL_REVISION: u32 = 26;
 
 /// How a cached run is written, part of its key like `MODEL_REVISION`: 2 since session 37, when
 /// infinities became `"inf"` / `"-inf"` (format 1 wrote them as `null`, which reads back as an

@@ -820,6 +820,10 @@ impl TcpSender {
                     self.ssthresh = ss;
                 }
             }
+            // TCP-Real: the cut is the sender's own, not a rate drop to judge (`rebase`).
+            if let Some(r) = self.rate.as_deref_mut() {
+                r.rebase(true);
+            }
         }
         if !(idle && self.cfg.restart_bugfix) {
             self.rtt.backoff();
@@ -859,6 +863,11 @@ impl TcpSender {
             }
             if let EpochAction::Scale(f) = action {
                 self.cwnd = (self.cwnd * f).max(1.0);
+                // TCP(alpha, beta, gamma) decreases within congestion avoidance: ssthresh
+                // follows the cut window. Left where it was, the cut put cwnd below it and slow
+                // start gave it back within a few ACKs (review, session 45).
+                self.ssthresh = (self.cwnd.floor() as i64).max(2);
+                r.rebase(false);
             }
         }
     }
@@ -881,6 +890,7 @@ impl TcpSender {
             },
             RateKind::Real { .. } => {
                 if r.congested {
+                    r.rebase(true);
                     self.slowdown(true, CwndCut::Half);
                 } else {
                     r.transient_losses += 1;

@@ -326,8 +326,10 @@ fn real_halves_on_dupacks_only_after_a_rate_drop() {
     pipe(&mut slowed, flight, t, 0.1, 1, 1000.0, Some(4));
     assert_eq!(slowed.stats().fast_retransmits, 1);
     let r = slowed.rate_state().unwrap();
-    assert!(r.congested && r.transient_losses == 0);
+    assert_eq!(r.transient_losses, 0, "congestion");
     assert_eq!(slowed.cwnd(), slowed.ssthresh() as f64, "halved");
+    // The halving answered that drop: the rate is measured afresh (revision 26).
+    assert!(!r.congested);
 }
 
 /// TCP-Real's hold and gamma cut adjust the window in congestion avoidance only (seed 003 sec.
@@ -357,6 +359,49 @@ fn real_adjusts_its_window_in_congestion_avoidance_only() {
     pipe(&mut s, flight, t, 0.1, 1, 1000.0, None);
     assert!(s.rate_state().unwrap().gamma_cuts > 0);
     assert!(s.cwnd() < before, "cut: {} from {before}", s.cwnd());
+}
+
+/// After a gamma cut TCP-Real stays in congestion avoidance, ssthresh following the cut window,
+/// and does not read the rate drop of its own cut as congestion (review, session 45: slow start
+/// gave the cut back within a few ACKs, and the epochs after it asked for more cuts).
+#[test]
+fn real_keeps_its_gamma_cut_and_does_not_judge_it() {
+    let mut s = sender(TcpConfig {
+        variant: TcpVariant::REAL,
+        window: 32,
+        ..TcpConfig::dissertation(SEG)
+    });
+    s.send(at(0.0), 1_000_000);
+    let first = sent(&mut s, at(0.0));
+    let (t, flight) = pipe(&mut s, first, 0.0, 0.1, 8, 1.0, None);
+    let (before, ss) = (s.cwnd(), s.ssthresh());
+    assert!(before >= ss as f64, "congestion avoidance: {before} {ss}");
+    let (t, flight) = pipe(&mut s, flight, t, 0.1, 1, 1000.0, None);
+    let cuts = s.rate_state().unwrap().gamma_cuts;
+    assert_eq!(cuts, 1);
+    // The rest of the slowed round grows the cut window by less than a packet (the old code
+    // grew it back by 2.6 in slow start).
+    let cut = s.cwnd();
+    assert!(cut < before * 0.875 + 1.0, "{cut} from {before}");
+    assert!(
+        s.ssthresh() < ss && cut >= s.ssthresh() as f64,
+        "{cut} {}",
+        s.ssthresh()
+    );
+    let (t, flight) = pipe(&mut s, flight, t, 0.1, 1, 1.0, None);
+    assert!(
+        s.cwnd() <= cut + 1.0 + 1e-9,
+        "a packet per round: {} from {cut}",
+        s.cwnd()
+    );
+    // Rounds at the cut window's steady rate: no further cut.
+    pipe(&mut s, flight, t, 0.1, 6, 1.0, None);
+    assert_eq!(
+        s.rate_state().unwrap().gamma_cuts,
+        cuts,
+        "no cut at a steady rate"
+    );
+    assert!(s.cwnd() > cut + 3.0, "grows again: {} from {cut}", s.cwnd());
 }
 
 #[test]
