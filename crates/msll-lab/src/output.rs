@@ -305,7 +305,10 @@ pub fn json(sc: &Scenario, results: &[PointResult], seed: u64) -> serde_json::Va
             "topology": r.point.topology,
             "level": r.point.level,
             "scheme": r.point.scheme,
-            "config": r.point.config,
+            // The seed the runs used (`--seed` or the scenario's), not the configuration's
+            // placeholder: rerunning from this configuration must give these results (review,
+            // session 45).
+            "config": msll_sim::SimConfig { seed, ..r.point.config.clone() },
             "replications": r.runs.len(),
             "metrics": r.summary.iter().map(|(k, v)| (k.clone(), json!({
                 "mean": json_num(v.mean),

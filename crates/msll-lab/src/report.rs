@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use anyhow::Result;
+use anyhow::{Context as _, Result};
 use msll_sim::error_model::ErrorSpec;
 
 use crate::claims::{Status, Verdict};
@@ -337,7 +337,7 @@ fn md_table_to_html(t: &str) -> String {
 
 pub fn write(dir: &Path, ctx: &Context) -> Result<()> {
     let figdir = dir.join("figures");
-    std::fs::create_dir_all(&figdir)?;
+    std::fs::create_dir_all(&figdir).with_context(|| format!("creating {}", figdir.display()))?;
     let mut figs = Vec::new();
     for sc in ctx.scenarios {
         let Some((_, prs)) = ctx.results.get(sc.name()) else {

@@ -387,6 +387,11 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))
 }
 
+/// Whether `path` holds one whole JSON value (a cached run not cut short).
+fn is_json(path: &Path) -> bool {
+    std::fs::read(path).is_ok_and(|b| serde_json::from_slice::<serde::de::IgnoredAny>(&b).is_ok())
+}
+
 /// Run one job and store its result and its run time in the cache.
 fn run_and_store(sc: &Scenario, job: &Job, path: &Path) -> Result<RunResult> {
     let t = WallClock::now();
@@ -508,7 +513,14 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<()> {
         .enumerate()
         .filter(|(j, _)| opts.shard.is_none_or(|(i, n)| j % n == i))
         .map(|(_, job)| job)
-        .filter(|job| !cache_path(&opts.out, &all[job.sc], &job.key).exists())
+        // An empty result file (a crash before the file system wrote what was renamed into
+        // place) is run again here, so a shard repairs it too; any other damage is found and
+        // rerun when results are loaded below (review, session 45).
+        .filter(|job| {
+            !cache_path(&opts.out, &all[job.sc], &job.key)
+                .metadata()
+                .is_ok_and(|m| m.len() > 0)
+        })
         .collect();
     let speed = Speedometer::new();
     if !opts.no_run {
@@ -588,12 +600,14 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<()> {
     // at once (~38 k runs of ~100 named metrics) made the report phase the peak of the run's
     // memory: 324 MB of 328 MB in session 39.
     let mut missing = 0usize;
+    // Damaged cached runs run again while loading (counted among the runs executed now).
+    let mut rerun = 0usize;
     // CPU seconds per scenario (a run shared by several scenarios is counted where it first
     // appears), with the events and simulated time of those runs (`wall_s` holds the CPU seconds).
     let mut cpu: BTreeMap<String, Speed> = BTreeMap::new();
     let mut counted = std::collections::BTreeSet::new();
     let data = opts.out.join("data");
-    std::fs::create_dir_all(&data)?;
+    std::fs::create_dir_all(&data).with_context(|| format!("creating {}", data.display()))?;
     let mut results: BTreeMap<String, (usize, Vec<PointResult>)> = BTreeMap::new();
     let mut next_job = jobs.iter().peekable();
     for (si, sc) in all.iter().enumerate() {
@@ -623,11 +637,15 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<()> {
                                 "msll: {}: unreadable cached run ({e}); running it again",
                                 path.display()
                             );
+                            rerun += 1;
                             run_and_store(sc, job, &path)?
                         }
                         Err(e) => {
-                            return Err(anyhow::Error::new(e)
-                                .context(format!("reading {}", path.display())))
+                            return Err(anyhow::Error::new(e).context(format!(
+                                "reading {}: a damaged cached run (delete it and run its \
+                                 scenario, or its shard, again)",
+                                path.display()
+                            )))
                         }
                     };
                     if first {
@@ -663,16 +681,14 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<()> {
             .collect();
         output::check_metrics(sc, &prs)?;
         let seed = sc.raw.scenario.seed;
-        std::fs::write(
-            data.join(format!("{}.csv", sc.name())),
-            output::summary_csv(sc, &prs, seed),
-        )?;
-        std::fs::write(
-            data.join(format!("{}.runs.csv", sc.name())),
-            output::runs_csv(sc, &prs, seed),
-        )?;
-        std::fs::write(
-            data.join(format!("{}.json", sc.name())),
+        let write = |suffix: &str, text: String| {
+            let f = data.join(format!("{}.{suffix}", sc.name()));
+            std::fs::write(&f, text).with_context(|| format!("writing {}", f.display()))
+        };
+        write("csv", output::summary_csv(sc, &prs, seed))?;
+        write("runs.csv", output::runs_csv(sc, &prs, seed))?;
+        write(
+            "json",
             serde_json::to_string_pretty(&output::json(sc, &prs, seed))?,
         )?;
         prs.iter_mut().for_each(PointResult::forget_run_metrics);
@@ -689,11 +705,11 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<()> {
     for sc in all.iter().filter(|_| !opts.no_run) {
         for f in sc.raw.figure.iter().filter(|f| f.trace.is_some()) {
             let curves = crate::traces::figure_curves(sc, f)?;
-            std::fs::create_dir_all(data.join("traces"))?;
-            std::fs::write(
-                data.join("traces").join(format!("{}.csv", f.id)),
-                crate::traces::csv(sc, f, &curves),
-            )?;
+            let dir = data.join("traces");
+            std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+            let file = dir.join(format!("{}.csv", f.id));
+            std::fs::write(&file, crate::traces::csv(sc, f, &curves))
+                .with_context(|| format!("writing {}", file.display()))?;
             traces.insert(f.id.clone(), curves);
         }
     }
@@ -722,7 +738,7 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<()> {
         results: &results,
         verdicts: &verdicts,
         wall_s: t0.elapsed().as_secs_f64(),
-        runs_executed: ran,
+        runs_executed: ran + rerun,
         runs_total: jobs.len(),
         missing,
         quick: opts.quick,
@@ -737,7 +753,7 @@ pub fn reproduce(opts: &ReproduceOptions) -> Result<()> {
         "reproduce: {} scenarios, {} runs ({} executed now, {} missing) in {:.1} s; claims {pass} PASS, {fail} FAIL, {nr} NOT-RUN; report: {}",
         all.len(),
         jobs.len(),
-        ran,
+        ran + rerun,
         missing,
         t0.elapsed().as_secs_f64(),
         opts.out.join("report/index.html").display()
@@ -775,7 +791,11 @@ pub fn merge(from: &[PathBuf], opts: &ReproduceOptions) -> Result<()> {
                 // next merge would skip as present.
                 if f.extension().is_some_and(|e| e == "json" || e == "time") {
                     let dst = target.join(f.file_name().expect("file name"));
-                    if !dst.exists() {
+                    // A destination left damaged by an earlier crash is replaced, not kept
+                    // because it exists (review, session 45).
+                    if !dst.exists()
+                        || (f.extension().is_some_and(|e| e == "json") && !is_json(&dst))
+                    {
                         let bytes = std::fs::read(&f)
                             .with_context(|| format!("reading {}", f.display()))?;
                         write_atomic(&dst, &bytes)?;

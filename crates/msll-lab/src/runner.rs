@@ -2,7 +2,10 @@
 //! one run), collecting results in job order so the output is identical for any thread count.
 
 use std::collections::BTreeMap;
+use std::io::Write;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -50,6 +53,91 @@ impl PointResult {
     }
 }
 
+/// One run: point `p`, replication `r`; the first point's first replication writes the trace
+/// if one was asked for.
+fn run_job(
+    sc: &Scenario,
+    opts: &RunOptions,
+    seed: u64,
+    p: usize,
+    r: u32,
+) -> anyhow::Result<RunResult> {
+    let mut cfg = sc.points[p].config.clone();
+    cfg.seed = seed;
+    cfg.replication = r;
+    let mut sim = Simulation::new(&cfg, &sc.dir)
+        .map_err(|e| anyhow::Error::new(sc.point_error(&sc.points[p], e)))?;
+    let mut trace = None;
+    if p == 0 && r == 0 {
+        if let Some(path) = &opts.trace {
+            let f = std::fs::File::create(path)
+                .with_context(|| format!("creating trace file {}", path.display()))?;
+            let err = Arc::new(Mutex::new(None));
+            sim.set_trace(Box::new(TraceFile {
+                w: std::io::BufWriter::new(f),
+                err: err.clone(),
+            }));
+            trace = Some((path, err));
+        }
+    }
+    let res = sim
+        .run()
+        .map_err(|e| anyhow::Error::new(sc.run_error(&sc.points[p], seed, r, e)));
+    // Dropping the simulation flushes the trace.
+    drop(sim);
+    if let Some((path, err)) = trace {
+        if let Some(e) = err.lock().expect("trace error slot").take() {
+            return Err(
+                anyhow::Error::new(e).context(format!("writing trace file {}", path.display()))
+            );
+        }
+    }
+    res
+}
+
+/// A trace file that keeps its first write or flush error for the caller: the simulator's trace
+/// lines ignore errors, and a full disk gave a cut-off trace with exit status 0 (review, session
+/// 45). After an error it writes nothing more.
+struct TraceFile {
+    w: std::io::BufWriter<std::fs::File>,
+    err: Arc<Mutex<Option<std::io::Error>>>,
+}
+
+impl TraceFile {
+    fn keep(&self, e: &std::io::Error) -> std::io::Error {
+        let mut slot = self.err.lock().expect("trace error slot");
+        if slot.is_none() {
+            *slot = Some(std::io::Error::new(e.kind(), e.to_string()));
+        }
+        std::io::Error::new(e.kind(), e.to_string())
+    }
+
+    fn broken(&self) -> bool {
+        self.err.lock().expect("trace error slot").is_some()
+    }
+}
+
+impl Write for TraceFile {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        if self.broken() {
+            return Ok(b.len());
+        }
+        self.w.write(b).map_err(|e| self.keep(&e))
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.w.flush().map_err(|e| self.keep(&e))
+    }
+}
+
+impl Drop for TraceFile {
+    fn drop(&mut self) {
+        if !self.broken() {
+            let _ = self.flush();
+        }
+    }
+}
+
 pub fn run_scenario(sc: &Scenario, opts: &RunOptions) -> anyhow::Result<Vec<PointResult>> {
     let reps = opts.reps.unwrap_or(sc.raw.scenario.replications).max(1);
     let seed = opts.seed.unwrap_or(sc.raw.scenario.seed);
@@ -77,30 +165,28 @@ pub fn run_scenario(sc: &Scenario, opts: &RunOptions) -> anyhow::Result<Vec<Poin
     );
     pb.set_message(sc.name().to_string());
     let speed = opts.speed.as_deref();
-    let run_one = |&(p, r): &(usize, u32)| -> anyhow::Result<RunResult> {
-        let mut cfg = sc.points[p].config.clone();
-        cfg.seed = seed;
-        cfg.replication = r;
-        let mut sim = Simulation::new(&cfg, &sc.dir)
-            .map_err(|e| anyhow::Error::new(sc.point_error(&sc.points[p], e)))?;
-        if p == 0 && r == 0 {
-            if let Some(path) = &opts.trace {
-                let f = std::fs::File::create(path)
-                    .with_context(|| format!("creating trace file {}", path.display()))?;
-                sim.set_trace(Box::new(std::io::BufWriter::new(f)));
+    // Set by the first run that fails: the runs not started yet are skipped (`None`), as
+    // `reproduce` stops at its first error, instead of all finishing before the error is shown
+    // (review, session 45). The error reported is the first in job order of the runs made.
+    let failed = AtomicBool::new(false);
+    let run_one = |&(p, r): &(usize, u32)| -> Option<anyhow::Result<RunResult>> {
+        if failed.load(Ordering::Relaxed) {
+            return None;
+        }
+        let res = run_job(sc, opts, seed, p, r);
+        match &res {
+            Ok(res) => {
+                if let Some(m) = speed {
+                    m.add(res);
+                    pb.set_message(format!("{} {}", sc.name(), m.now()));
+                }
+                pb.inc(1);
             }
+            Err(_) => failed.store(true, Ordering::Relaxed),
         }
-        let res = sim
-            .run()
-            .map_err(|e| anyhow::Error::new(sc.run_error(&sc.points[p], seed, r, e)))?;
-        if let Some(m) = speed {
-            m.add(&res);
-            pb.set_message(format!("{} {}", sc.name(), m.now()));
-        }
-        pb.inc(1);
-        Ok(res)
+        Some(res)
     };
-    let results: Vec<anyhow::Result<RunResult>> = match opts.threads {
+    let results: Vec<Option<anyhow::Result<RunResult>>> = match opts.threads {
         Some(n) => rayon::ThreadPoolBuilder::new()
             .num_threads(n.max(1))
             .build()
@@ -110,7 +196,13 @@ pub fn run_scenario(sc: &Scenario, opts: &RunOptions) -> anyhow::Result<Vec<Poin
         None => jobs.par_iter().with_max_len(1).map(run_one).collect(),
     };
     pb.finish_and_clear();
-    let mut it = results.into_iter();
+    if failed.load(Ordering::Relaxed) {
+        let first = results.into_iter().flatten().find_map(Result::err);
+        return Err(first.expect("a failed run left its error"));
+    }
+    let mut it = results
+        .into_iter()
+        .map(|r| r.expect("no run is skipped without a failure"));
     let mut out = Vec::new();
     for (p, point) in sc.points.iter().enumerate() {
         let runs: Vec<RunResult> = if once[p] {

@@ -823,6 +823,36 @@ fn good_scenario_runs() {
     assert_eq!(code, 0, "{err}");
 }
 
+/// The JSON's point configurations carry the seed the runs used: each said the placeholder 1
+/// under `--seed 9`, so rerunning from it gave other results (review, session 45).
+#[test]
+fn json_configurations_carry_the_seed_used() {
+    let d = tmpdir("json-seed");
+    let f = d.join("s.toml");
+    std::fs::write(&f, GOOD).unwrap();
+    for (args, want) in [(&["--seed", "9"][..], 9), (&[][..], 1)] {
+        let out = run_ok(
+            msll()
+                .arg("run")
+                .arg(&f)
+                .args(["--format", "json"])
+                .args(args),
+        );
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
+        assert_eq!(json["seed"], want);
+        assert_eq!(json["points"][0]["config"]["seed"], want, "{args:?}");
+    }
+    // A scenario seed of its own.
+    std::fs::write(
+        &f,
+        GOOD.replace("replications = 1", "replications = 1\nseed = 77"),
+    )
+    .unwrap();
+    let out = run_ok(msll().arg("run").arg(&f).args(["--format", "json"]));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["points"][0]["config"]["seed"], 77);
+}
+
 /// `msll run` ends with OMNeT++'s three speed figures on stderr, counting exactly the events and
 /// simulated time of the runs it made (here 3 replications of 35 s), and leaves stdout alone.
 #[test]
@@ -1034,6 +1064,28 @@ fn trace_has_ns2_like_lines() {
     );
 }
 
+/// A trace that cannot be written (a full disk) was cut off silently, with exit status 0: the
+/// error now fails the command, naming the file (review, session 45).
+#[test]
+fn a_trace_that_cannot_be_written_is_an_error() {
+    if !Path::new("/dev/full").exists() {
+        return;
+    }
+    let d = tmpdir("trace-full");
+    let f = d.join("s.toml");
+    std::fs::write(&f, GOOD).unwrap();
+    let out = msll()
+        .args(["run", "--reps", "1"])
+        .arg(&f)
+        .args(["--trace", "/dev/full"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("writing trace file /dev/full"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
 /// `--tcp-trace` and a trace figure through `reproduce` (seed 002 E1).
 #[test]
 fn tcp_traces_from_run_and_reproduce() {
@@ -1233,6 +1285,85 @@ fn reproduce_shares_equal_runs_and_keys_traces_by_content() {
         third.contains("8 runs (2 executed now, 0 missing)"),
         "{third}"
     );
+}
+
+/// A result file left empty by a crash (renamed into place before the file system wrote it) was
+/// skipped by a shard as present, and copied by `merge`, which then stopped on it without saying
+/// what to do. Now the shard runs it again, `merge` replaces a damaged destination with a whole
+/// copy, and a damaged source is named with the way out (review, session 45).
+#[test]
+fn damaged_cached_runs_are_rerun_by_shards_and_replaced_by_merge() {
+    let (a, m) = (tmpdir("dmg-shard"), tmpdir("dmg-merged"));
+    let shard = |dir: &Path| {
+        msll()
+            .current_dir(repo())
+            .args([
+                "reproduce",
+                "--quick",
+                "--reps",
+                "1",
+                "--only",
+                "seed004-fig5.2",
+                "--shard",
+                "0/1",
+                "--out",
+            ])
+            .arg(dir)
+            .output()
+            .unwrap()
+    };
+    let merge = |from: &Path, to: &Path| {
+        msll()
+            .current_dir(repo())
+            .arg("merge")
+            .arg(from)
+            .args([
+                "--quick",
+                "--reps",
+                "1",
+                "--only",
+                "seed004-fig5.2",
+                "--out",
+            ])
+            .arg(to)
+            .output()
+            .unwrap()
+    };
+    assert!(shard(&a).status.success());
+    let results: Vec<PathBuf> = walk(&a.join("cache"))
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    let victim = &results[0];
+    let whole = std::fs::read(victim).unwrap();
+    std::fs::write(victim, b"").unwrap();
+    let out = shard(&a);
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("1 runs done"), "{err}");
+    assert_eq!(std::fs::read(victim).unwrap(), whole, "run again, the same");
+    // A merge destination damaged by an earlier crash is replaced.
+    assert!(merge(&a, &m).status.success());
+    let dst = m.join(victim.strip_prefix(&*a).unwrap());
+    std::fs::write(&dst, &whole[..whole.len() / 2]).unwrap();
+    let out = merge(&a, &m);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(std::fs::read(&dst).unwrap(), whole);
+    // A damaged source: merge never runs anything, so it fails, naming the file and the way out.
+    std::fs::write(victim, &whole[..whole.len() / 2]).unwrap();
+    std::fs::remove_file(&dst).unwrap();
+    let out = merge(&a, &m);
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(!out.status.success());
+    assert!(
+        err.contains(&*victim.file_name().unwrap().to_string_lossy()) && err.contains("delete it"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
 }
 
 #[test]
