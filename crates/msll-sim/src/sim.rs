@@ -969,13 +969,30 @@ impl Simulation {
                             TrafficStreams::PerReplication => streams.per_replication(&name),
                         }
                     })
-                    .map_err(|e| SpecError {
-                        field: field("tcp"),
-                        value: format!(
-                            "segment_size {}, max_connections {max_connections}",
-                            tcp.segment_size
-                        ),
-                        reason: e.to_string(),
+                    .map_err(|e| match e {
+                        // Blamed on the field that holds the value (review, session 45: both
+                        // were reported as `apps[i].tcp`).
+                        crate::tcp::TcpConfigError::BadValue("max_connections") => SpecError {
+                            field: field("max_connections"),
+                            value: max_connections.to_string(),
+                            reason: "must be at least 1".into(),
+                        },
+                        crate::tcp::TcpConfigError::BadValue("port range") => SpecError {
+                            field: field("max_connections"),
+                            value: max_connections.to_string(),
+                            reason: format!(
+                                "needs more than {} ports, the WWW app has {WWW_PORT_SPAN}",
+                                2 * max_connections
+                            ),
+                        },
+                        e => SpecError {
+                            field: field("tcp"),
+                            value: format!(
+                                "segment_size {}, max_connections {max_connections}",
+                                tcp.segment_size
+                            ),
+                            reason: e.to_string(),
+                        },
                     })?;
                     let a = sim.agents.len();
                     for node in [dst, src] {

@@ -415,6 +415,27 @@ fn a_run_ended_by_a_transfer_leaves_its_last_sends_out_of_the_loss() {
 /// ever at one instant), or talkspurt and silence means that are not positive (talk) or
 /// non-negative (silence) and finite (they saturated to 0 ns: back-to-back one-packet
 /// talkspurts; review, session 40).
+/// A WWW app with no connections, or more than its port range holds, is blamed on
+/// `max_connections` (both were reported as `apps[i].tcp`; review, session 45).
+#[test]
+fn impossible_www_connection_counts_name_their_field() {
+    for n in [0u32, 5000] {
+        let mut cfg = conf("cellular", Topology::Lan1, 0, 10.0);
+        cfg.apps = vec![AppSpec::Www {
+            tcp: msll_sim::tcp::TcpConfig::dissertation(50),
+            max_connections: n,
+            think_time: Default::default(),
+            connections: Default::default(),
+            start_s: 0.0,
+        }];
+        let e = msll_sim::Simulation::new(&cfg, std::path::Path::new("."))
+            .err()
+            .unwrap_or_else(|| panic!("max_connections {n} accepted"));
+        assert_eq!(e.field, "apps[0].max_connections", "{n}: {e}");
+        assert_eq!(e.value, n.to_string());
+    }
+}
+
 #[test]
 fn impossible_conferencing_sources_are_refused() {
     for (size, rate, talk, silence, field) in [

@@ -687,6 +687,25 @@ fn sink_acks_every_packet_cumulatively() {
     assert_eq!(k.poll_timeout(), None);
 }
 
+/// The 2.35 sink records out-of-order packets however far ahead, but not a stray one over 2^20
+/// packets ahead (it would have grown a buffer of that many flags: review, session 45); that one
+/// is still ACKed, as 2.1b4 does past its ring.
+#[test]
+fn sink_does_not_record_a_stray_packet_far_ahead() {
+    let cfg = TcpConfig {
+        syn: false,
+        ..TcpConfig::ns2_2_35(SEG)
+    };
+    assert_eq!(cfg.sink.buffer_slots, None);
+    let mut k = TcpSink::new(cfg, flow()).unwrap();
+    assert_eq!(ackno(k.handle_data(at(0.0), &data(0))), Some(0));
+    assert_eq!(ackno(k.handle_data(at(0.1), &data(5000))), Some(0));
+    assert_eq!(k.stats().out_of_order, 1, "recorded");
+    assert_eq!(ackno(k.handle_data(at(0.2), &data(1_500_000))), Some(0));
+    assert_eq!(k.stats().out_of_order, 1, "not recorded");
+    assert_eq!(k.stats().acks_sent, 3);
+}
+
 #[test]
 fn sink_before_anything_in_order_acks_minus_one() {
     let mut k = TcpSink::new(TcpConfig::dissertation(SEG), flow()).unwrap();

@@ -187,7 +187,10 @@ impl Vegas {
         self.cnt_rtt = 0;
         let rtt_len = t_seqno - self.begseq;
         if rtt > 0.0 {
-            if rtt < self.base_rtt || rtt_len <= 1 {
+            // A base RTT of 0 (the first ACK at the instant of the first send: zero-delay
+            // links) would make `expect` infinite and `delta` meaningless for the whole run (ns-2
+            // keeps it; review, session 45): the first positive RTT replaces it.
+            if rtt < self.base_rtt || self.base_rtt <= 0.0 || rtt_len <= 1 {
                 self.base_rtt = rtt;
             }
             self.actual = rtt_len as f64 / rtt;
@@ -313,6 +316,23 @@ mod tests {
         v.sample(0.5, 1, 2);
         assert_eq!(v.cnt_rtt, 1);
         assert!((v.rtt - 0.2).abs() < 1e-12);
+    }
+
+    /// A first ACK at the instant of the first send (zero-delay links) gave a base RTT of 0 for
+    /// the whole run: `expect` infinite, `delta` a saturated cast. The first positive RTT now
+    /// replaces it, and the decision is Vegas's: here delta 0, +1/cwnd per ACK.
+    #[test]
+    fn a_zero_base_rtt_is_replaced_by_the_first_real_one() {
+        let mut v = Vegas::new(1, 3, 1);
+        v.on_first_ack(0.0);
+        assert_eq!(v.base_rtt, 0.0);
+        v.sum_rtt = 0.1;
+        v.cnt_rtt = 1;
+        v.begseq = 0;
+        let (c, s) = v.per_rtt(1.0, 10, 0, 10.0, 2);
+        assert_eq!((c, s), (10.0, 2));
+        assert_eq!(v.base_rtt, 0.1);
+        assert!((v.incr - 0.1).abs() < 1e-12, "{}", v.incr);
     }
 
     #[test]
