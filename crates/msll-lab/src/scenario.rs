@@ -414,6 +414,9 @@ pub struct AppSection {
     pub tes_width: Option<[f64; 3]>,
     /// Video: TES stitching parameter (default 0.5).
     pub tes_xi: Option<f64>,
+    /// Video: how frames become TCP packets, "frame" (each frame on its own, ns-2's sendmsg:
+    /// the default) or "stream" (a byte stream).
+    pub packetise: Option<String>,
     /// Video: flow k starts at start_s + U(0, start_spread_s) (default 1 s).
     pub start_spread_s: Option<f64>,
     /// Video: start of the measurement window (default 2 s).
@@ -1530,6 +1533,15 @@ fn app_spec(
                 start_spread_s: nonneg("start_spread_s", a.start_spread_s, 1.0)?,
                 warmup_s: nonneg("warmup_s", a.warmup_s, 2.0)?,
                 threshold_s: nonneg("threshold_s", a.threshold_s, 0.075)?,
+                packetise: match a.packetise.as_deref() {
+                    None | Some("frame") => msll_sim::app::video::Packetise::Frame,
+                    Some("stream") => msll_sim::app::video::Packetise::Stream,
+                    Some(o) => {
+                        return Err(format!(
+                            "app[{i}].packetise = \"{o}\": unknown (known: frame, stream)"
+                        ))
+                    }
+                },
             })
         }
         other => Err(format!(

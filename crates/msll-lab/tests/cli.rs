@@ -464,6 +464,16 @@ fn impossible_values_are_named_not_run() {
             vec!["app[0].fps = 1e-300: must be in [0.1, 1000]"],
         ),
         (
+            "video-packetise",
+            "[scenario]\nname = \"v\"\nreplications = 1\nduration_s = 5\n[link]\npreset = \"wlan11b\"\nframe_payload = 1040\n[[app]]\nkind = \"video\"\nrate_bps = 256000\npacketise = \"bytes\"\n".to_string(),
+            vec!["app[0].packetise = \"bytes\": unknown (known: frame, stream)"],
+        ),
+        (
+            "video-size-ratio-spread",
+            "[scenario]\nname = \"v\"\nreplications = 1\nduration_s = 5\n[link]\npreset = \"wlan11b\"\nframe_payload = 1040\n[[app]]\nkind = \"video\"\nrate_bps = 256000\nsize_ratio = [1e308, 1e308, 1e308]\n".to_string(),
+            vec!["size_ratio", "1e100"],
+        ),
+        (
             "log-y-negative-scale",
             format!(
                 "{GOOD}\n[[figure]]\nid = \"f\"\nmetric = \"conf.loss\"\nscale = -1.0\nlog_y = true\n"

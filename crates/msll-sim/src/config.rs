@@ -92,6 +92,9 @@ pub enum AppSpec {
         /// RTPI's inter-arrival threshold (seed 003: 75 ms).
         #[serde(default = "ms75")]
         threshold_s: f64,
+        /// How frames become packets (`crate::app::video::Packetise`).
+        #[serde(default)]
+        packetise: crate::app::video::Packetise,
     },
 }
 

@@ -1021,6 +1021,7 @@ impl Simulation {
                     start_spread_s,
                     warmup_s,
                     threshold_s,
+                    packetise,
                 } => {
                     let field = |f: &str| format!("apps[{ai}].{f}");
                     let k = cfg.apps[..ai]
@@ -1065,6 +1066,7 @@ impl Simulation {
                     })?;
                     let params = VideoParams {
                         tcp: tcp.clone(),
+                        packetise,
                         flows,
                         rate_bps,
                         fps,

@@ -24,9 +24,16 @@
 //!   a synthetic right-skewed quantile table (coefficient of variation ~0.3) with mean 1,
 //!   scaled per type by `size_ratio` (I : P : B = 5 : 2 : 1 by default) so that the mean rate
 //!   is `rate_bps`. 25 frames/s, GOP `IBBPBBPBBPBB`, innovation half-width 0.1, `xi` 0.5.
-//! * Frames are written to TCP as a byte stream: a frame adds its bytes to a carry and TCP gets
-//!   the whole segments it completes (the mean rate stays exact); a segment's generation time
-//!   is that of the frame that completed it.
+//! * Each frame is written to TCP on its own, as ns-2's `TcpAgent::sendmsg` takes an
+//!   application's write: `ceil(bytes / segment_size)` packets, so every frame gives at least
+//!   one packet (`Packetise::Frame`, the default since session 45; seed003.md sec. 3.6: "a frame
+//!   split into 1000-B packets"). The packets on the wire carry more than the source's mean
+//!   rate (the last one of a frame is padded to full size, as ns-2 sends it). `packetise =
+//!   "stream"` (before session 45) writes a byte stream instead: a frame adds its bytes to a
+//!   carry and TCP gets the whole segments it completes (the mean rate stays exact, but at
+//!   256 kbit/s two small B frames after one another give no packet, an 80-120 ms gap of the
+//!   source's own that the 75 ms RTPI test counts as delay). A packet's generation time is that
+//!   of the frame that gave (completed) it.
 //! * Flows start at `start + U(0, start_spread)`, each from its own stream.
 //! * Metrics count the measurement window `[warmup, stop)`: packets generated in it are the
 //!   "sent" packets of RTPI; goodput counts in-order deliveries in it (sec. 4.1).
@@ -39,6 +46,7 @@
 //!   end-to-end retransmissions per packet sent are reported beside it (a proxy for the drop-based
 //!   (ii): go-back-N and spurious resends count too).
 
+use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
 use msll_proto::{Duration, Instant, Packet};
@@ -81,10 +89,23 @@ pub fn parse_gop(s: &str) -> Result<Vec<FrameType>, String> {
 /// bytes is a bulk transfer, not video (input audit, session 34: fps = 1e-300).
 pub const MIN_FPS: f64 = 0.1;
 
+/// How frames become TCP packets (seed003.md sec. 3.6, AMBIGUOUS: "a frame split into 1000-B
+/// packets is assumed").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Packetise {
+    /// Each frame on its own: `ceil(bytes / segment_size)` packets (ns-2's `sendmsg`).
+    #[default]
+    Frame,
+    /// A byte stream: only whole segments, the remainder carried to the next frame.
+    Stream,
+}
+
 /// The video source's parameters (one set for all flows of an app).
 #[derive(Debug, Clone, PartialEq)]
 pub struct VideoParams {
     pub tcp: TcpConfig,
+    pub packetise: Packetise,
     pub flows: u32,
     /// Mean rate of each flow's source, bit/s.
     pub rate_bps: f64,
@@ -127,6 +148,22 @@ impl VideoParams {
         }
         if let Some(r) = self.size_ratio.iter().find(|r| !pos(**r)) {
             return Err(format!("size_ratio: {r} must be positive"));
+        }
+        // Ratios far apart overflow the GOP's weight or underflow a mean to 0 (review, session
+        // 45: [1e308; 3] sent nothing, [5e-324; 3] a saturated packet count).
+        let (lo, hi) = self
+            .size_ratio
+            .iter()
+            .fold((f64::MAX, 0.0f64), |(lo, hi), r| (lo.min(*r), hi.max(*r)));
+        if !(1e-100..=1e100).contains(&lo) || !(1e-100..=1e100).contains(&hi) || hi / lo > 1e6 {
+            return Err(format!(
+                "size_ratio: {:?} must lie within 1e-100..1e100 and within a factor 1e6 of each \
+                 other",
+                self.size_ratio
+            ));
+        }
+        if self.rate_bps > 1e11 {
+            return Err(format!("rate_bps = {}: at most 1e11", self.rate_bps));
         }
         if let Some(w) = self
             .tes_width
@@ -390,9 +427,15 @@ impl VideoApp {
         f.stats.frames += 1;
         f.stats.generated_bytes += bytes;
         let seg = p.tcp.segment_size as f64;
-        f.carry += bytes;
-        let n = (f.carry / seg).floor();
-        f.carry -= n * seg;
+        let n = match p.packetise {
+            Packetise::Frame => (bytes / seg).ceil().max(1.0),
+            Packetise::Stream => {
+                f.carry += bytes;
+                let n = (f.carry / seg).floor();
+                f.carry -= n * seg;
+                n
+            }
+        };
         let n = n as u64;
         if n > 0 {
             if due >= p.warmup && due < p.stop {
@@ -534,6 +577,7 @@ mod tests {
     fn params(flows: u32, rate: f64) -> VideoParams {
         VideoParams {
             tcp: TcpConfig::ns2_2_35(1000),
+            packetise: Packetise::Frame,
             flows,
             rate_bps: rate,
             fps: 25.0,
@@ -565,8 +609,15 @@ mod tests {
     /// to TCP match the mean rate.
     #[test]
     fn source_keeps_its_mean_rate_and_frame_clock() {
+        for mode in [Packetise::Frame, Packetise::Stream] {
+            source_mean_rate_and_frame_clock(mode);
+        }
+    }
+
+    fn source_mean_rate_and_frame_clock(mode: Packetise) {
         // Long enough for the correlated sizes to average out (~4000 I frames).
         let mut p = params(1, 512_000.0);
+        p.packetise = mode;
         p.stop = Instant::from_secs_f64(2000.0);
         let mut app =
             VideoApp::new(p.clone(), [10, 0, 0, 1], [10, 0, 0, 3], 7000, |_| rng(3)).unwrap();
@@ -588,9 +639,31 @@ mod tests {
         );
         let rate = f.stats.generated_bytes * 8.0 / secs;
         assert!((rate / 512_000.0 - 1.0).abs() < 0.03, "rate {rate}");
-        // Whole segments went to TCP, the remainder stays in the carry.
         let segs = f.gen.iter().map(|g| g.1).sum::<u64>() as f64;
-        assert!((segs * 1000.0 - f.stats.generated_bytes).abs() < 1000.0);
+        match mode {
+            // Whole segments went to TCP, the remainder stays in the carry.
+            Packetise::Stream => {
+                assert!((segs * 1000.0 - f.stats.generated_bytes).abs() < 1000.0)
+            }
+            // Every frame gave its own packets, the last one padded: at least one per frame
+            // (ns-2's sendmsg), less than one more per frame than the bytes fill.
+            Packetise::Frame => {
+                assert_eq!(
+                    f.gen.len() as u64,
+                    f.stats.frames,
+                    "a packet entry per frame"
+                );
+                assert!(f.gen.iter().all(|g| g.1 >= 1));
+                let fill = f.stats.generated_bytes / 1000.0;
+                assert!(
+                    segs >= fill && segs < fill + f.stats.frames as f64,
+                    "{segs} {fill}"
+                );
+                // At 512 kbit/s a frame is 2,560 B on average: padding adds about half a
+                // packet per frame.
+                assert!(segs > fill * 1.1, "{segs} {fill}");
+            }
+        }
         assert!(now < p.stop);
     }
 
