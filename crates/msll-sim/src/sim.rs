@@ -784,6 +784,22 @@ impl Simulation {
                 TrafficStreams::Fixed => streams.fixed(&tname),
                 TrafficStreams::PerReplication => streams.per_replication(&tname),
             };
+            // A start that is negative or NaN became t = 0 (review, session 45). One at or past
+            // the end is allowed here (the loader refuses it): a source that never starts, which
+            // the metrics' tests of "nothing sent" use.
+            let start_s = match *app {
+                AppSpec::Conference { start_s, .. }
+                | AppSpec::Ftp { start_s, .. }
+                | AppSpec::Www { start_s, .. }
+                | AppSpec::Video { start_s, .. } => start_s,
+            };
+            if !(start_s.is_finite() && start_s >= 0.0) {
+                return Err(SpecError {
+                    field: format!("apps[{ai}].start_s"),
+                    value: start_s.to_string(),
+                    reason: "must be finite and >= 0".into(),
+                });
+            }
             match *app {
                 AppSpec::Conference {
                     peak_rate_bps,
@@ -1380,7 +1396,11 @@ impl Simulation {
                 .iter()
                 .all(|a| matches!(a, AppSpec::Www { .. }));
         let no_drain = self.transfers_left > 0 || www_only;
-        if no_drain {
+        // A drain shorter than the guard leaves the packets of the last seconds on their way
+        // too: the same cutoff, from the run's real end (review, session 45: with `drain_s = 0`
+        // every conferencing packet in flight at the end counted as lost, against AMB-10).
+        let short_drain = no_drain || self.cfg.drain_s < self.cfg.conf_end_guard_s;
+        if short_drain {
             // The delays of the packets the cutoff below may leave out (AMB-10) are held until
             // it is known.
             let guard = Duration::from_secs_f64(self.cfg.conf_end_guard_s);
@@ -1415,8 +1435,9 @@ impl Simulation {
                 limit: self.queue.limit(),
             });
         }
-        if no_drain {
-            // No drain: packets of the last seconds may still be on their way (AMB-10).
+        if short_drain {
+            // No (long enough) drain: packets of the last seconds may still be on their way
+            // (AMB-10).
             self.conf_cutoff = Some(self.now - Duration::from_secs_f64(self.cfg.conf_end_guard_s));
         }
         Ok(self.result())

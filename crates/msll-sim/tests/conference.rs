@@ -415,6 +415,37 @@ fn a_run_ended_by_a_transfer_leaves_its_last_sends_out_of_the_loss() {
 /// ever at one instant), or talkspurt and silence means that are not positive (talk) or
 /// non-negative (silence) and finite (they saturated to 0 ns: back-to-back one-packet
 /// talkspurts; review, session 40).
+/// A run without a drain still leaves the packets of its last `conf_end_guard_s` out (AMB-10):
+/// with `drain_s = 0` the packets in flight at the end (about 7 on Cellular/WAN2, a 307 ms path)
+/// counted as lost on an error-free link (review, session 45).
+#[test]
+fn a_run_without_drain_does_not_count_packets_in_flight_as_lost() {
+    let mut cfg = conf("cellular", Topology::Wan2, 0, 200.0);
+    cfg.drain_s = 0.0;
+    let r = msll_sim::Simulation::new(&cfg, std::path::Path::new("."))
+        .unwrap()
+        .run()
+        .unwrap();
+    assert!(r.get("conf.sent").unwrap() > 500.0);
+    assert_eq!(r.get("conf.loss"), Some(0.0));
+}
+
+/// An app start that is negative, NaN or infinite is refused, naming the field, as the scenario
+/// loader refuses it (a negative or NaN start became t = 0).
+#[test]
+fn impossible_app_starts_are_refused() {
+    for start in [-1.0, f64::NAN, f64::INFINITY] {
+        let mut cfg = conf("cellular", Topology::Lan1, 0, 10.0);
+        if let AppSpec::Conference { start_s, .. } = &mut cfg.apps[0] {
+            *start_s = start;
+        }
+        let e = msll_sim::Simulation::new(&cfg, std::path::Path::new("."))
+            .err()
+            .unwrap_or_else(|| panic!("start {start} accepted"));
+        assert_eq!(e.field, "apps[0].start_s", "{start}: {e}");
+    }
+}
+
 /// A WWW app with no connections, or more than its port range holds, is blamed on
 /// `max_connections` (both were reported as `apps[i].tcp`; review, session 45).
 #[test]
