@@ -72,6 +72,10 @@ pub enum Check {
     },
     /// |mean(a) - mean(b)| <= sd(a) + sd(b)
     Close { a: String, b: String },
+    /// mean(a[0]) / mean(a[1]) > mean(b[0]) / mean(b[1]): one relative change beats another,
+    /// for statements about how a gap or a degradation grows (seed 003: Snoop's "supportive role
+    /// ... more effective as errors increase"; TCP-Real "notably improved" at N = 20; session 45).
+    RatioGreater { a: [String; 2], b: [String; 2] },
     /// `a` is (nearly) the best of `points`: mean(a) >= (1 - rel_tol) * max of their means
     /// (seed002.md sec. 5.0: a "best value ~ x" holds when x's throughput is within 3 % of the
     /// sweep's maximum). `a` must be one of `points`.
@@ -164,6 +168,12 @@ fn selectors(c: &Check) -> Vec<(String, &str)> {
             .enumerate()
             .map(|(i, p)| (format!("check.points[{i}]"), p.as_str()))
             .collect(),
+        Check::RatioGreater { a, b } => vec![
+            ("check.a[0]".into(), a[0].as_str()),
+            ("check.a[1]".into(), a[1].as_str()),
+            ("check.b[0]".into(), b[0].as_str()),
+            ("check.b[1]".into(), b[1].as_str()),
+        ],
         Check::Least { a, points } => std::iter::once(("check.a".into(), a.as_str()))
             .chain(
                 points
@@ -564,6 +574,17 @@ fn check_once(c: &Check, prs: &[PointResult], m: &str) -> Option<(bool, String)>
                 format!("{a}/{b} = {rs} in [{ls}, {hs}]"),
             )
         }
+        Check::RatioGreater { a, b } => {
+            let (ra, rb) = (g(&a[0])?.0 / g(&a[1])?.0, g(&b[0])?.0 / g(&b[1])?.0);
+            let [x, y] = fmt_all([ra, rb]);
+            (
+                ra > rb,
+                format!(
+                    "({}) / ({}) = {x} > ({}) / ({}) = {y}",
+                    a[0], a[1], b[0], b[1]
+                ),
+            )
+        }
         Check::Close { a, b } => {
             let ((x, sx), (y, sy)) = (g(a)?, g(b)?);
             if (sx + sy).is_nan() {
@@ -637,6 +658,10 @@ fn substitute(c: &Check, pat: &str, by: &str) -> Check {
             hi: *hi,
         },
         Check::Close { a, b } => Check::Close { a: r(a), b: r(b) },
+        Check::RatioGreater { a, b } => Check::RatioGreater {
+            a: [r(&a[0]), r(&a[1])],
+            b: [r(&b[0]), r(&b[1])],
+        },
         Check::Best { a, points, rel_tol } => Check::Best {
             a: r(a),
             points: points.iter().map(r).collect(),
@@ -1075,6 +1100,43 @@ flows = [1, 3]
         assert!(check_once(&best(1, 0.03), &neg, "conf.loss").unwrap().0);
         assert!(!check_once(&best(1, 0.01), &neg, "conf.loss").unwrap().0);
         assert!(!check_once(&best(2, 0.5), &neg, "conf.loss").unwrap().0);
+    }
+
+    /// `ratio-greater` compares two quotients of means, names all four points, and parses from
+    /// a claims file with its selectors checked like any other.
+    #[test]
+    fn ratio_greater_compares_two_relative_changes() {
+        let prs = conf_loss_results(&[1.0, 2.0, 4.0, 1.0, 3.0, 6.0]);
+        let l: Vec<String> = prs.iter().map(|p| p.point.label.clone()).collect();
+        let rg = |a: [usize; 2], b: [usize; 2]| Check::RatioGreater {
+            a: [l[a[0]].clone(), l[a[1]].clone()],
+            b: [l[b[0]].clone(), l[b[1]].clone()],
+        };
+        // 4/1 = 4 > 6/3 = 2; the other way round fails, and so does a tie.
+        let (ok, msg) = check_once(&rg([2, 0], [5, 4]), &prs, "conf.loss").unwrap();
+        assert!(ok, "{msg}");
+        for x in [&l[2], &l[0], &l[5], &l[4]] {
+            assert!(msg.contains(x.as_str()), "{msg}");
+        }
+        assert!(
+            !check_once(&rg([5, 4], [2, 0]), &prs, "conf.loss")
+                .unwrap()
+                .0
+        );
+        assert!(
+            !check_once(&rg([1, 0], [5, 4]), &prs, "conf.loss")
+                .unwrap()
+                .0
+        );
+        let text = claim(
+            "conf_two",
+            "conf.loss",
+            r#"{ kind = "ratio-greater", a = ["LAN1/L2/rlp", "LAN1/L1/rlp"], b = ["LAN1/L2/default", "LAN1/L9/default"] }"#,
+        );
+        let e = error(&text);
+        assert!(e.contains("check.b[1] = \"LAN1/L9/default\""), "{e}");
+        let ok = text.replace("L9", "L1");
+        assert_eq!(parse("claims.toml", &ok, &catalogue()).unwrap().len(), 1);
     }
 
     /// `convex` passes on rising means whose steps do not shrink, fails on a rise that slows
