@@ -577,13 +577,17 @@ fn check_once(c: &Check, prs: &[PointResult], m: &str) -> Option<(bool, String)>
         Check::RatioGreater { a, b } => {
             let (ra, rb) = (g(&a[0])?.0 / g(&a[1])?.0, g(&b[0])?.0 / g(&b[1])?.0);
             let [x, y] = fmt_all([ra, rb]);
-            (
-                ra > rb,
-                format!(
-                    "({}) / ({}) = {x} > ({}) / ({}) = {y}",
-                    a[0], a[1], b[0], b[1]
-                ),
-            )
+            let msg = format!(
+                "({}) / ({}) = {x} > ({}) / ({}) = {y}",
+                a[0], a[1], b[0], b[1]
+            );
+            // A zero denominator makes no relative change (x/0 = inf would pass): a failure
+            // that says so.
+            if !(ra.is_finite() && rb.is_finite()) {
+                (false, format!("{msg}: undefined, a zero denominator"))
+            } else {
+                (ra > rb, msg)
+            }
         }
         Check::Close { a, b } => {
             let ((x, sx), (y, sy)) = (g(a)?, g(b)?);
@@ -1123,6 +1127,10 @@ flows = [1, 3]
                 .unwrap()
                 .0
         );
+        // A zero denominator is no relative change: a failure that says so, not inf > x.
+        let zero = conf_loss_results(&[0.0, 2.0, 4.0, 1.0, 3.0, 6.0]);
+        let (ok, msg) = check_once(&rg([2, 0], [5, 4]), &zero, "conf.loss").unwrap();
+        assert!(!ok && msg.contains("zero denominator"), "{msg}");
         assert!(
             !check_once(&rg([1, 0], [5, 4]), &prs, "conf.loss")
                 .unwrap()

@@ -166,23 +166,33 @@ fn quicken(p: &mut Point) {
     // window and NaN results without a word (the loader checks them against the full run only;
     // review, session 45): such times shrink with the run. None of the catalogue's points needs
     // it; times that still fit are kept, so quick runs stay what they were.
+    if full.is_nan() || full <= 0.0 {
+        return;
+    }
     let scale = c.duration_s / full;
     let end = c.duration_s;
-    let fit = |t: &mut f64| {
-        if *t >= end {
-            *t *= scale;
-        }
-    };
     for a in &mut c.apps {
         match a {
             AppSpec::Ftp { start_s, .. }
             | AppSpec::Www { start_s, .. }
-            | AppSpec::Conference { start_s, .. } => fit(start_s),
+            | AppSpec::Conference { start_s, .. } => {
+                if *start_s >= end {
+                    *start_s *= scale;
+                }
+            }
+            // A video's times move together, so that its flows still start before the window
+            // opens and all of them inside the run.
             AppSpec::Video {
-                start_s, warmup_s, ..
+                start_s,
+                start_spread_s,
+                warmup_s,
+                ..
             } => {
-                fit(start_s);
-                fit(warmup_s);
+                if *start_s + *start_spread_s >= end || *warmup_s >= end {
+                    *start_s *= scale;
+                    *start_spread_s *= scale;
+                    *warmup_s *= scale;
+                }
             }
         }
     }
@@ -296,7 +306,9 @@ fn quicken(p: &mut Point) {
 ///     slow start used to give the cut back within a few ACKs), and after any cut of its own (a
 ///     gamma cut, a congestion halving, a timeout) it measures its receiving rate afresh instead
 ///     of reading the drop it caused as congestion (`RateCtl::rebase`; review, session 45).
-///     Only TCP-Real runs change (seed 003).
+///     Only TCP-Real runs change (seed 003). The same session changed results no catalogue run
+///     reaches: conferencing with a drain shorter than `conf_end_guard_s`, a zero Vegas base
+///     RTT (zero-delay links), a 2.35 sink packet over 2^20 packets and the window ahead.
 pub const MODEL_REVISION: u32 = 26;
 
 /// How a cached run is written, part of its key like `MODEL_REVISION`: 2 since session 37, when
@@ -385,11 +397,6 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let tmp = path.with_extension(format!("tmp{}", std::process::id()));
     std::fs::write(&tmp, bytes).with_context(|| format!("writing {}", tmp.display()))?;
     std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))
-}
-
-/// Whether `path` holds one whole JSON value (a cached run not cut short).
-fn is_json(path: &Path) -> bool {
-    std::fs::read(path).is_ok_and(|b| serde_json::from_slice::<serde::de::IgnoredAny>(&b).is_ok())
 }
 
 /// Run one job and store its result and its run time in the cache.
@@ -792,12 +799,24 @@ pub fn merge(from: &[PathBuf], opts: &ReproduceOptions) -> Result<()> {
                 if f.extension().is_some_and(|e| e == "json" || e == "time") {
                     let dst = target.join(f.file_name().expect("file name"));
                     // A destination left damaged by an earlier crash is replaced, not kept
-                    // because it exists (review, session 45).
-                    if !dst.exists()
-                        || (f.extension().is_some_and(|e| e == "json") && !is_json(&dst))
-                    {
+                    // because it exists: a run's result is the same bytes wherever it was made,
+                    // so one whose length differs from the source's is a cut-off copy (review,
+                    // session 45).
+                    let len = |p: &Path| p.metadata().map(|m| m.len()).ok();
+                    if len(&dst).is_none() || len(&dst) != len(&f) {
                         let bytes = std::fs::read(&f)
                             .with_context(|| format!("reading {}", f.display()))?;
+                        // A damaged source would be copied and fail the load, naming the copy:
+                        // deleting that would not help, the next merge copies it again.
+                        if f.extension().is_some_and(|e| e == "json")
+                            && serde_json::from_slice::<serde::de::IgnoredAny>(&bytes).is_err()
+                        {
+                            bail!(
+                                "{}: a damaged cached run (delete it and run the shard that \
+                                 made it again, or leave it out: merge reports its runs missing)",
+                                f.display()
+                            );
+                        }
                         write_atomic(&dst, &bytes)?;
                     }
                 }

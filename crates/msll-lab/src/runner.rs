@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use anyhow::Context;
@@ -165,12 +165,13 @@ pub fn run_scenario(sc: &Scenario, opts: &RunOptions) -> anyhow::Result<Vec<Poin
     );
     pb.set_message(sc.name().to_string());
     let speed = opts.speed.as_deref();
-    // Set by the first run that fails: the runs not started yet are skipped (`None`), as
-    // `reproduce` stops at its first error, instead of all finishing before the error is shown
-    // (review, session 45). The error reported is the first in job order of the runs made.
-    let failed = AtomicBool::new(false);
-    let run_one = |&(p, r): &(usize, u32)| -> Option<anyhow::Result<RunResult>> {
-        if failed.load(Ordering::Relaxed) {
+    // The lowest job that failed so far: runs after it not started yet are skipped (`None`),
+    // as `reproduce` stops at its first error, instead of all finishing before the error is
+    // shown (review, session 45). Runs before it still run, so the error reported is the first
+    // in job order whatever the thread count.
+    let failed = AtomicUsize::new(usize::MAX);
+    let run_one = |(j, &(p, r)): (usize, &(usize, u32))| -> Option<anyhow::Result<RunResult>> {
+        if j > failed.load(Ordering::Relaxed) {
             return None;
         }
         let res = run_job(sc, opts, seed, p, r);
@@ -182,7 +183,9 @@ pub fn run_scenario(sc: &Scenario, opts: &RunOptions) -> anyhow::Result<Vec<Poin
                 }
                 pb.inc(1);
             }
-            Err(_) => failed.store(true, Ordering::Relaxed),
+            Err(_) => {
+                failed.fetch_min(j, Ordering::Relaxed);
+            }
         }
         Some(res)
     };
@@ -191,12 +194,23 @@ pub fn run_scenario(sc: &Scenario, opts: &RunOptions) -> anyhow::Result<Vec<Poin
             .num_threads(n.max(1))
             .build()
             .context("building thread pool")?
-            .install(|| jobs.par_iter().with_max_len(1).map(run_one).collect()),
+            .install(|| {
+                jobs.par_iter()
+                    .enumerate()
+                    .with_max_len(1)
+                    .map(run_one)
+                    .collect()
+            }),
         // One run per task, so no thread is left with a long unstealable range (reproduce.rs).
-        None => jobs.par_iter().with_max_len(1).map(run_one).collect(),
+        None => jobs
+            .par_iter()
+            .enumerate()
+            .with_max_len(1)
+            .map(run_one)
+            .collect(),
     };
     pb.finish_and_clear();
-    if failed.load(Ordering::Relaxed) {
+    if failed.load(Ordering::Relaxed) != usize::MAX {
         let first = results.into_iter().flatten().find_map(Result::err);
         return Err(first.expect("a failed run left its error"));
     }

@@ -1352,7 +1352,7 @@ fn app_spec(
         }
     };
     // A field of another application kind is a mistake, not something to ignore silently.
-    let given: [(&str, bool); 31] = [
+    let given: [(&str, bool); 32] = [
         ("e2e_delay", a.e2e_delay.is_some()),
         ("rto_model", a.rto_model.is_some()),
         ("trace", a.trace.is_some()),
@@ -1383,6 +1383,7 @@ fn app_spec(
         ("start_spread_s", a.start_spread_s.is_some()),
         ("warmup_s", a.warmup_s.is_some()),
         ("threshold_s", a.threshold_s.is_some()),
+        ("packetise", a.packetise.is_some()),
         ("start_s", false),
     ];
     const TCP: [&str; 10] = [
@@ -1397,7 +1398,8 @@ fn app_spec(
         "vegas_beta",
         "vegas_gamma",
     ];
-    const VIDEO: [&str; 10] = [
+    const VIDEO: [&str; 11] = [
+        "packetise",
         "flows",
         "rate_bps",
         "fps",

@@ -248,10 +248,11 @@ pub struct SimConfig {
     )]
     pub reassembly_timeout_s: f64,
     /// Conferencing loss in a run that ends without a drain (when its file transfer completes,
-    /// or at `duration_s` with one still running): packets sent in the run's last this many
-    /// seconds are left out of `conf.sent` and `conf.received`, since they may still be on
-    /// their way (seed004-ch5.md AMB-10: "exclude the last ~5 s of sends, or drain"; default
-    /// 5). A run that drains counts every packet. 0..=1e6.
+    /// or at `duration_s` with one still running) or with a drain shorter than this: packets
+    /// sent in the run's last this many seconds are left out of `conf.sent` and
+    /// `conf.received`, since they may still be on their way (seed004-ch5.md AMB-10: "exclude
+    /// the last ~5 s of sends, or drain"; default 5). A run that drains at least this long
+    /// counts every packet. 0..=1e6.
     #[serde(
         default = "conf_end_guard_default",
         skip_serializing_if = "is_conf_end_guard_default"

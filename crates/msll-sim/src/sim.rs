@@ -998,7 +998,7 @@ impl Simulation {
                             value: max_connections.to_string(),
                             reason: format!(
                                 "needs more than {} ports, the WWW app has {WWW_PORT_SPAN}",
-                                2 * max_connections
+                                2 * u64::from(max_connections)
                             ),
                         },
                         e => SpecError {
@@ -2348,8 +2348,8 @@ impl Simulation {
         for (k, sink) in sinks.enumerate() {
             let src = sources.next().expect("every sink has a source");
             let p = metric_prefix("conf", k);
-            // Without a drain, only the packets sent before the cutoff, and of them those
-            // received (AMB-10).
+            // Without a drain (or with one shorter than the guard), only the packets sent
+            // before the cutoff, and of them those received (AMB-10).
             // The same packets for the delays (the sink held the last ones back: `run`).
             let (sent, received, delays) = match self.conf_cutoff {
                 Some(t) => {

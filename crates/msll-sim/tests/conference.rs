@@ -410,11 +410,6 @@ fn a_run_ended_by_a_transfer_leaves_its_last_sends_out_of_the_loss() {
     assert!(cut > 0, "the guard left no packet out");
 }
 
-/// The direct configuration path refuses conferencing sources the scenario loader refuses:
-/// packets larger than an IP packet, so fast that the interval rounds to 0 ns (which sent for
-/// ever at one instant), or talkspurt and silence means that are not positive (talk) or
-/// non-negative (silence) and finite (they saturated to 0 ns: back-to-back one-packet
-/// talkspurts; review, session 40).
 /// A run without a drain still leaves the packets of its last `conf_end_guard_s` out (AMB-10):
 /// with `drain_s = 0` the packets in flight at the end (about 7 on Cellular/WAN2, a 307 ms path)
 /// counted as lost on an error-free link (review, session 45).
@@ -467,6 +462,11 @@ fn impossible_www_connection_counts_name_their_field() {
     }
 }
 
+/// The direct configuration path refuses conferencing sources the scenario loader refuses:
+/// packets larger than an IP packet, so fast that the interval rounds to 0 ns (which sent for
+/// ever at one instant), or talkspurt and silence means that are not positive (talk) or
+/// non-negative (silence) and finite (they saturated to 0 ns: back-to-back one-packet
+/// talkspurts; review, session 40).
 #[test]
 fn impossible_conferencing_sources_are_refused() {
     for (size, rate, talk, silence, field) in [

@@ -157,8 +157,8 @@ impl VideoParams {
             .fold((f64::MAX, 0.0f64), |(lo, hi), r| (lo.min(*r), hi.max(*r)));
         if !(1e-100..=1e100).contains(&lo) || !(1e-100..=1e100).contains(&hi) || hi / lo > 1e6 {
             return Err(format!(
-                "size_ratio: {:?} must lie within 1e-100..1e100 and within a factor 1e6 of each \
-                 other",
+                "size_ratio = {:?}: must lie within 1e-100..1e100 and within a factor 1e6 of \
+                 each other",
                 self.size_ratio
             ));
         }
@@ -410,7 +410,7 @@ impl VideoApp {
         }
     }
 
-    /// Generate flow k's next frame (due at or before `now`) and hand TCP its whole segments.
+    /// Generate flow k's next frame (due at or before `now`) and hand TCP its packets (`Packetise`).
     fn frame(&mut self, k: usize, now: Instant) {
         let p = &self.p;
         let f = &mut self.flows[k];

@@ -205,9 +205,10 @@ impl TcpSink {
                 }
             }
             // 2.35 grows its buffer to any sequence number; one stray segment 2^31 bytes ahead
-            // made a buffer of ~2 M flags here (review, session 45). No window reaches this far
-            // ahead, so the packet is ACKed and not recorded, as 2.1b4 does past its ring.
-            if seq - self.next > MAX_HELD_AHEAD {
+            // made a buffer of ~2 M flags here (review, session 45). Past both 2^20 packets and
+            // the window, no sender of this connection can have sent it: ACKed and not
+            // recorded, as 2.1b4 does past its ring.
+            if seq - self.next > MAX_HELD_AHEAD.max(self.cfg.window as i64) {
                 return;
             }
             self.stats.out_of_order += 1;
