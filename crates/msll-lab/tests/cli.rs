@@ -641,14 +641,7 @@ fn reproduce_refuses_a_misspelt_figure_metric_before_running() {
             format!("{GOOD}\n[[figure]]\nid = \"f\"\nmetric = \"conf.los\"\n"),
         )
         .unwrap();
-        let out = msll()
-            .args(["reproduce", "--quick", "--reps", "1", "--scenarios"])
-            .arg(&d)
-            .arg("--out")
-            .arg(d.join("out"))
-            .args(shard)
-            .output()
-            .unwrap();
+        let out = quick_reproduce(&d, shard);
         let err = String::from_utf8(out.stderr).unwrap();
         assert_eq!(out.status.code(), Some(2), "{shard:?}: {err}");
         assert!(
@@ -676,13 +669,7 @@ fn quick_runs_keep_a_late_start_inside_the_shortened_run() {
         ),
     )
     .unwrap();
-    let out = msll()
-        .args(["reproduce", "--quick", "--reps", "1", "--scenarios"])
-        .arg(&d)
-        .arg("--out")
-        .arg(d.join("out"))
-        .output()
-        .unwrap();
+    let out = quick_reproduce(&d, &[]);
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(out.status.success(), "{err}");
     let runs = std::fs::read_to_string(d.join("out").join("data").join("t.runs.csv")).unwrap();
@@ -703,6 +690,18 @@ fn claim_text(id: &str, sc: &str, metric: &str, a: &str, b: &str) -> String {
     )
 }
 
+/// `msll reproduce --quick --reps 1` on the catalogue in `d`, into `d/out`, with `args`.
+fn quick_reproduce(d: &Path, args: &[&str]) -> Output {
+    msll()
+        .args(["reproduce", "--quick", "--reps", "1", "--scenarios"])
+        .arg(d)
+        .arg("--out")
+        .arg(d.join("out"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
 /// A catalogue of two scenarios, "t" (levels 1-2, default and rlp) and "u" (GOOD renamed), with
 /// `claims` as its claims file; `reproduce --quick --reps 1` on it with `args`: (exit code,
 /// stderr, whether anything ran).
@@ -716,14 +715,7 @@ fn reproduce_with_claims(tag: &str, claims: &str, args: &[&str]) -> (i32, String
     )
     .unwrap();
     std::fs::write(d.join("claims.toml"), claims).unwrap();
-    let out = msll()
-        .args(["reproduce", "--quick", "--reps", "1", "--scenarios"])
-        .arg(&d)
-        .arg("--out")
-        .arg(d.join("out"))
-        .args(args)
-        .output()
-        .unwrap();
+    let out = quick_reproduce(&d, args);
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8(out.stderr).unwrap(),

@@ -200,8 +200,8 @@ mod tests {
         assert_eq!(w.westwood_ssthresh(), Some(2), "at least 2");
     }
 
-    #[test]
-    fn real_holds_on_small_drops_and_cuts_gently_on_large_ones() {
+    /// A TCP-Real state (gamma 1/8, small drop 10 %, RTT 97.5 ms) after one 100 packets/s epoch.
+    fn real_after_one_epoch() -> RateCtl {
         let mut r = RateCtl::new(RateKind::Real {
             gamma: 0.125,
             small_drop: 0.1,
@@ -209,6 +209,12 @@ mod tests {
         r.rtt_sample(0.0975);
         r.on_ack(0.0, 0);
         epoch(&mut r, 0.0, 100.0);
+        r
+    }
+
+    #[test]
+    fn real_holds_on_small_drops_and_cuts_gently_on_large_ones() {
+        let mut r = real_after_one_epoch();
         assert_eq!(epoch(&mut r, 0.1, 100.0), EpochAction::None);
         assert!(!r.hold && !r.congested);
         assert_eq!(epoch(&mut r, 0.2, 95.0), EpochAction::None);
@@ -224,13 +230,7 @@ mod tests {
     /// the first whole one is the new baseline (no verdict), and only a drop from it counts.
     #[test]
     fn real_measures_afresh_after_the_senders_own_cut() {
-        let mut r = RateCtl::new(RateKind::Real {
-            gamma: 0.125,
-            small_drop: 0.1,
-        });
-        r.rtt_sample(0.0975);
-        r.on_ack(0.0, 0);
-        epoch(&mut r, 0.0, 100.0);
+        let mut r = real_after_one_epoch();
         assert_eq!(epoch(&mut r, 0.1, 50.0), EpochAction::Scale(0.875));
         assert!(r.congested);
         r.rebase(false);

@@ -251,12 +251,17 @@ fn pipe(
 
 /// A Westwood+ or TCP-Real sender with much to send, and its first packet.
 fn rate_sender(variant: TcpVariant) -> (TcpSender, Vec<i64>) {
+    rate_sender_with(variant, 64, 100_000)
+}
+
+/// The same with window `window` (also the initial ssthresh) and `packets` to send.
+fn rate_sender_with(variant: TcpVariant, window: u32, packets: u64) -> (TcpSender, Vec<i64>) {
     let mut s = sender(TcpConfig {
         variant,
-        window: 64,
+        window,
         ..TcpConfig::dissertation(SEG)
     });
-    s.send(at(0.0), 100_000);
+    s.send(at(0.0), packets);
     let first = sent(&mut s, at(0.0));
     (s, first)
 }
@@ -346,13 +351,7 @@ fn real_adjusts_its_window_in_congestion_avoidance_only() {
     assert_eq!(s.cwnd(), before + n, "slow start is Reno's");
 
     // ssthresh starts at window_ (8): past it, the same slowed round cuts the window.
-    let mut s = sender(TcpConfig {
-        variant: TcpVariant::REAL,
-        window: 8,
-        ..TcpConfig::dissertation(SEG)
-    });
-    s.send(at(0.0), 100_000);
-    let first = sent(&mut s, at(0.0));
+    let (mut s, first) = rate_sender_with(TcpVariant::REAL, 8, 100_000);
     let (t, flight) = pipe(&mut s, first, 0.0, 0.1, 6, 1.0, None);
     let before = s.cwnd();
     assert!(before >= s.ssthresh() as f64, "congestion avoidance");
@@ -366,13 +365,7 @@ fn real_adjusts_its_window_in_congestion_avoidance_only() {
 /// gave the cut back within a few ACKs, and the epochs after it asked for more cuts).
 #[test]
 fn real_keeps_its_gamma_cut_and_does_not_judge_it() {
-    let mut s = sender(TcpConfig {
-        variant: TcpVariant::REAL,
-        window: 32,
-        ..TcpConfig::dissertation(SEG)
-    });
-    s.send(at(0.0), 1_000_000);
-    let first = sent(&mut s, at(0.0));
+    let (mut s, first) = rate_sender_with(TcpVariant::REAL, 32, 1_000_000);
     let (t, flight) = pipe(&mut s, first, 0.0, 0.1, 8, 1.0, None);
     let (before, ss) = (s.cwnd(), s.ssthresh());
     assert!(before >= ss as f64, "congestion avoidance: {before} {ss}");
