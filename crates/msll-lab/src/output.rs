@@ -373,13 +373,19 @@ pub fn summary_csv(sc: &Scenario, results: &[PointResult], seed: u64) -> String 
 
 pub fn runs_csv(sc: &Scenario, results: &[PointResult], seed: u64) -> String {
     let mut s =
-        String::from("scenario,point,link,topology,level,scheme,replication,metric,value,seed\n");
+        String::from("scenario,point,link,topology,level,scheme,replication,metric,value,seed,msll_version,model_revision\n");
     for r in results {
         let p = &r.point;
         // The run's own replication number, not its position: a partial merge leaves gaps.
         for (i, run) in r.replications.iter().zip(&r.runs) {
             for (k, v) in &run.metrics {
-                let _ = writeln!(s, "{},{i},{k},{v},{seed}", point_columns(sc, p));
+                // The version and revision close every row, as in the summary file (review,
+                // session 45: a per-run file copied out of its directory could not be dated).
+                let _ = writeln!(
+                    s,
+                    "{},{i},{k},{v},{seed},{VERSION},{MODEL_REVISION}",
+                    point_columns(sc, p)
+                );
             }
         }
     }

@@ -105,6 +105,14 @@ fn identical_csv_for_reruns_and_thread_counts() {
         "{csv}"
     );
     assert!(csv.contains("pcs/WAN2/L4/default,pcs,WAN2,4,default,conf.loss,"));
+    // The per-run file ends every row with the same two columns (review, session 45).
+    let runs =
+        String::from_utf8(std::fs::read(a.join("seed004_fig5_10-11.runs.csv")).unwrap()).unwrap();
+    assert!(runs.starts_with(
+        "scenario,point,link,topology,level,scheme,replication,metric,value,seed,msll_version,model_revision\n"
+    ));
+    let tail = format!(",{},{rev}", env!("CARGO_PKG_VERSION"));
+    assert!(runs.lines().skip(1).all(|l| l.ends_with(&tail)), "{runs}");
 }
 
 const GOOD: &str = r#"
