@@ -429,7 +429,18 @@ impl Hdlc {
 
     fn on_ua(&mut self, now: Instant, nr: Option<u8>) {
         if !self.resetting {
-            return; // a late or duplicate answer
+            // Original reset: a UA answers only a SABME the peer acted on, restarting its
+            // numbers. One that comes when we are no longer resetting answers a second SABME
+            // of ours (T1 sent it again while the first UA was on its way), and the peer's
+            // frames after it are numbered from 0 again: restart with it (review, session 46:
+            // they were taken for duplicates, acknowledged, and lost uncounted). A SABME goes
+            // out before any I frame of ours after the reset, so the peer restarted its
+            // receiver before those arrive and our own numbering stands. Best effort: a late
+            // answer moves nothing.
+            if nr.is_none() {
+                self.reset_receiver();
+            }
+            return;
         }
         match nr {
             // Best effort: frames below N(R) the receiver never got are given up (TCP recovers
@@ -444,6 +455,10 @@ impl Hdlc {
             None => self.reset_receiver(),
         }
         self.resetting = false;
+        // A SABME T1 asked for that has not left yet (a frame was still in the scheduler) is
+        // answered already (review, session 46: it went out after the UA and reset the peer
+        // again, or, best effort, moved its V(R) past frames it had not got).
+        self.sabme_due = false;
         self.retries = 0;
         self.t1.cancel();
     }

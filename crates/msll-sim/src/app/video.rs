@@ -36,7 +36,8 @@
 //!   of the frame that gave (completed) it.
 //! * Flows start at `start + U(0, start_spread)`, each from its own stream.
 //! * Metrics count the measurement window `[warmup, stop)`: packets generated in it are the
-//!   "sent" packets of RTPI; goodput counts in-order deliveries in it (sec. 4.1).
+//!   "sent" packets of RTPI; goodput counts in-order deliveries in it (sec. 4.1), and both
+//!   count a delivery at `stop` itself (a run that ends there processes that instant).
 //! * A delivered packet is *delayed* if it reached the application more than `threshold`
 //!   (75 ms) after the previous delivery of its flow (sec. 4.4 reading (a)); the first delivery
 //!   is timely. Delayed and loss rates are per packet sent, so RTPI = 1 - delayed - lost.
@@ -499,7 +500,9 @@ fn deliver(p: &VideoParams, f: &mut Flow, now: Instant, n: u64) {
                 f.stats.timely += 1;
             }
         }
-        if now >= p.warmup && now < p.stop {
+        // The same closed end as above (review, session 45: a delivery at exactly `stop` was
+        // timely but left out of goodput).
+        if now >= p.warmup && now <= p.stop {
             f.stats.window_bytes += seg;
         }
     }
@@ -700,10 +703,18 @@ mod tests {
         let lost = f.stats.sent - f.stats.timely - f.stats.delayed;
         assert_eq!(lost, 1);
         assert_eq!(f.stats.unmatched, 0);
-        deliver(&p, f, t(2.6), 2); // one more than was generated: counted, not a panic
+        // The lost packet after all, at the window's last instant: in RTPI's count and in
+        // goodput alike.
+        deliver(&p, f, p.stop, 1);
+        assert_eq!(f.stats.timely + f.stats.delayed, 5);
+        assert_eq!(f.stats.window_bytes, 6 * 1000);
+        deliver(&p, f, p.stop + Duration::from_nanos(1), 1); // after it: neither
+        assert_eq!(f.stats.timely + f.stats.delayed, 5);
+        assert_eq!(f.stats.window_bytes, 6 * 1000);
+        deliver(&p, f, t(2.6), 1); // one more than was generated: counted, not a panic
         assert_eq!(
             (f.stats.unmatched, f.stats.timely + f.stats.delayed),
-            (1, 5)
+            (2, 5)
         );
     }
 }

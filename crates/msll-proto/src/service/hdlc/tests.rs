@@ -110,47 +110,57 @@ proptest! {
 
     /// With N2 (original reset or best effort) nothing is ever delivered twice or corrupted,
     /// sequencing receivers stay in order between resets, and the link always drains: every
-    /// packet is delivered or given up.
+    /// packet is delivered or given up. Delays up to 2.5 T1 let a UA come back after the
+    /// SABME was sent again (review, session 46: the second SABME reset the peer once more, and
+    /// its renumbered frames were taken for old ones and acknowledged, lost uncounted).
     #[test]
     fn retry_limit_never_duplicates_and_drains(
         (mode, seq) in mode_seq(),
         best_effort in any::<bool>(),
-        n2 in 2u32..=7,
+        n2 in 1u32..=7,
         n in 1usize..200,
+        nb in 0usize..40,
         per_mille in 0u64..700,
+        delay_ms in prop_oneof![Just(0u64), 1u64..2500],
         seed in any::<u64>(),
     ) {
         let on_limit = if best_effort { RetryLimit::BestEffort } else { RetryLimit::Reset };
         let cfg = scheme(mode, 15, seq, Some(n2), on_limit);
-        let mut p = pair(&cfg, Duration::ZERO, iid(seed, per_mille));
+        let mut p = pair(&cfg, Duration::from_millis(delay_ms), iid(seed, per_mille));
         for i in 0..n {
             p.send_at(true, Instant::from_secs_f64(i as f64 * 0.02), numbered(i as u32, 132));
+        }
+        for i in 0..nb {
+            p.send_at(false, Instant::from_secs_f64(i as f64 * 0.3), numbered(10_000 + i as u32, 40));
         }
         // Drained: nothing scripted, nothing outstanding or queued at the sender.
         let done = p.run_while_not(Instant::from_secs_f64(1e6), |p| {
             !p.app_pending() && p.a.poll_timeout().is_none() && p.b.poll_timeout().is_none()
         });
         prop_assert!(done, "never drained (at {})", p.now);
-        let got = numbers(&p.delivered[1]);
-        let set: BTreeSet<u32> = got.iter().copied().collect();
-        prop_assert_eq!(set.len(), got.len(), "duplicate delivered: {:?}", got);
-        prop_assert!(set.iter().all(|&i| (i as usize) < n));
-        prop_assert!(p.delivered[1].iter().all(|(_, q)| *q == numbered(number_of(q), q.len())));
-        if seq == Sequencing::InSequence && best_effort {
-            prop_assert!(got.windows(2).all(|w| w[0] < w[1]), "out of order: {:?}", got);
+        let (sa, sb) = (p.a.stats(), p.b.stats());
+        for (side, base, k, tx, rx) in [(1usize, 0u32, n, &sa, &sb), (0, 10_000, nb, &sb, &sa)] {
+            let got = numbers(&p.delivered[side]);
+            let set: BTreeSet<u32> = got.iter().copied().collect();
+            prop_assert_eq!(set.len(), got.len(), "duplicate delivered: {:?}", got);
+            prop_assert!(set.iter().all(|&i| i >= base && i < base + k as u32));
+            prop_assert!(p.delivered[side].iter().all(|(_, q)| *q == numbered(number_of(q), q.len())));
+            if seq == Sequencing::InSequence && best_effort {
+                prop_assert!(got.windows(2).all(|w| w[0] < w[1]), "out of order: {:?}", got);
+            }
+            if per_mille == 0 && delay_ms == 0 {
+                prop_assert_eq!(got.len(), k);
+            }
+            // Drained means accounted for: every packet was delivered, or given up by the
+            // sender (reset: outstanding frames and the backlog) or by the receiver (best
+            // effort: the frames it skipped). A link stuck in a re-synchronisation would hold
+            // packets nobody counts.
+            prop_assert!(
+                got.len() as u64 + tx.give_ups + tx.packets_dropped + rx.give_ups >= k as u64,
+                "unaccounted packets (side {}): {} delivered, {} + {} + {} given up of {}",
+                side, got.len(), tx.give_ups, tx.packets_dropped, rx.give_ups, k
+            );
         }
-        if per_mille == 0 {
-            prop_assert_eq!(got.len(), n);
-        }
-        // Drained means accounted for: every packet was delivered, or given up by the sender
-        // (reset: outstanding frames and the backlog) or by the receiver (best effort: the frames
-        // it skipped). A link stuck in a re-synchronisation would hold packets nobody counts.
-        let (a, b) = (p.a.stats(), p.b.stats());
-        prop_assert!(
-            got.len() as u64 + a.give_ups + a.packets_dropped + b.give_ups >= n as u64,
-            "unaccounted packets: {} delivered, {} + {} + {} given up of {}",
-            got.len(), a.give_ups, a.packets_dropped, b.give_ups, n
-        );
     }
 }
 
@@ -507,4 +517,86 @@ fn an_initiator_waiting_for_its_ua_discards_i_frames() {
     s.handle_frame(ms(t + 20), HdlcFrame::Ua.emit(), &mut out);
     s.handle_frame(ms(t + 30), i_frame(0), &mut out);
     assert_eq!(s.stats().packets_delivered, 1, "after it");
+}
+
+/// Review finding (session 46), original reset: the UA of a first SABME comes back after T1
+/// sent a second one. The initiator restarts on the first UA and takes the peer's new frames;
+/// the second SABME then resets the peer again, and its next frames, numbered from 0 once more,
+/// must be taken as new (they were taken for duplicates of the first ones, acknowledged, and
+/// lost without a count).
+#[test]
+fn a_second_sabme_answered_late_restarts_the_initiator_again() {
+    for mode in [HdlcMode::Lapb, HdlcMode::Mdlp] {
+        let cfg = HdlcConfig {
+            n2: Some(1),
+            ..HdlcConfig::seed002(mode)
+        };
+        let (mut a, mut b) = (Hdlc::new(cfg.clone()), Hdlc::new(cfg));
+        let (mut oa, mut ob) = (Outbox::default(), Outbox::default());
+        // A's first frame is lost; T1 with N2 = 1: a reset, SABME 1.
+        a.handle_packet(ms(0), numbered(0, 100), &mut oa);
+        assert_eq!(ns_of(&flush(&mut a, ms(0), &mut oa)), vec![0]);
+        a.handle_timeout(ms(1000), &mut oa);
+        assert_eq!(flush(&mut a, ms(1000), &mut oa), vec![HdlcFrame::Sabme]);
+        // B answers and sends two packets; all of it is on its way for a long time.
+        b.handle_frame(ms(1001), HdlcFrame::Sabme.emit(), &mut ob);
+        b.handle_packet(ms(1001), numbered(100, 100), &mut ob);
+        b.handle_packet(ms(1001), numbered(101, 100), &mut ob);
+        let first = flush(&mut b, ms(1001), &mut ob);
+        assert_eq!(first[0], HdlcFrame::Ua);
+        assert_eq!(ns_of(&first), vec![0, 1]);
+        // A's T1 expires first: SABME 2.
+        a.handle_timeout(ms(2000), &mut oa);
+        assert_eq!(flush(&mut a, ms(2000), &mut oa), vec![HdlcFrame::Sabme]);
+        for f in &first {
+            a.handle_frame(ms(2001), f.clone().emit(), &mut oa);
+        }
+        // SABME 2 reaches B: a second reset, two more packets, numbered from 0 again.
+        b.handle_frame(ms(2002), HdlcFrame::Sabme.emit(), &mut ob);
+        b.handle_packet(ms(2002), numbered(102, 100), &mut ob);
+        b.handle_packet(ms(2002), numbered(103, 100), &mut ob);
+        let second = flush(&mut b, ms(2002), &mut ob);
+        assert_eq!(second[0], HdlcFrame::Ua);
+        assert_eq!(ns_of(&second), vec![0, 1]);
+        for f in &second {
+            a.handle_frame(ms(2003), f.clone().emit(), &mut oa);
+        }
+        let got: Vec<u32> = oa.packets.iter().map(number_of).collect();
+        assert_eq!(got, vec![100, 101, 102, 103], "{mode:?}");
+        assert_eq!(a.stats().protocol_errors, 0);
+    }
+}
+
+/// Review finding (session 46), best effort: T1 asks for the SABME again while a frame is
+/// still in the scheduler, and the peer's answer to the first SABME arrives before that frame
+/// leaves. The SABME is answered: none may follow (it would move the peer's V(R) past frames it
+/// has not got).
+#[test]
+fn an_answered_resync_sends_no_stale_sabme() {
+    let mut s = Hdlc::new(HdlcConfig {
+        n2: Some(1),
+        on_limit: RetryLimit::BestEffort,
+        ..HdlcConfig::seed002(HdlcMode::Mdlp)
+    });
+    let mut out = Outbox::default();
+    s.handle_packet(ms(0), numbered(0, 100), &mut out);
+    assert_eq!(ns_of(&flush(&mut s, ms(0), &mut out)), vec![0]);
+    s.handle_timeout(ms(1000), &mut out);
+    assert_eq!(flush(&mut s, ms(1000), &mut out), vec![HdlcFrame::Sabme]);
+    // The peer's I(0): T2 later an RR is handed over, and not yet reported.
+    s.handle_frame(ms(1001), i_frame(0), &mut out);
+    s.handle_timeout(ms(1301), &mut out);
+    let rr = std::mem::take(&mut out.frames);
+    assert_eq!(rr.len(), 1);
+    assert_eq!(
+        HdlcFrame::from_frame(rr[0].clone()).unwrap(),
+        HdlcFrame::Rr { nr: 1 }
+    );
+    s.handle_timeout(ms(2000), &mut out); // T1 again: a SABME is due, behind the RR
+    assert!(out.frames.is_empty());
+    s.handle_frame(ms(2001), HdlcFrame::UaAck { nr: 1 }.emit(), &mut out);
+    s.handle_transmitted(ms(2010), &rr[0]);
+    s.handle_timeout(ms(2010), &mut out);
+    let after = flush(&mut s, ms(2010), &mut out);
+    assert!(!after.contains(&HdlcFrame::Sabme), "{after:?}");
 }
