@@ -79,6 +79,10 @@ fn default_role() -> Role {
     Role::Host
 }
 
+/// The tunnel's default `msll.classifier.ds_mask`: the six DSCP bits, not the ECN bits
+/// (`Config::apply_tunnel_defaults`).
+pub const TUNNEL_DS_MASK: u8 = 0xfc;
+
 /// The `[msll]` section: msll-proto's own configuration of services, classifier, scheduler, rates
 /// and timer scaling, flattened in unchanged so new fields there need no daemon change; plus
 /// optional service labels.
@@ -439,15 +443,36 @@ impl Config {
             inner: Box::new(inner),
         };
         let mut c: Config = toml::from_str(&s).map_err(|e| in_file(ConfigError::Parse(e)))?;
+        c.apply_tunnel_defaults(&s);
         c.base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         c.validate().map_err(in_file)?;
         Ok(c)
     }
 
     pub fn from_toml(s: &str) -> Result<Config, ConfigError> {
-        let c: Config = toml::from_str(s).map_err(ConfigError::Parse)?;
+        let mut c: Config = toml::from_str(s).map_err(ConfigError::Parse)?;
+        c.apply_tunnel_defaults(s);
         c.validate()?;
         Ok(c)
+    }
+
+    /// Defaults that differ from the simulator's, for keys the file leaves out.
+    ///
+    /// `msll.classifier.ds_mask`: the DSCP only (`0xfc`). The simulator writes the service
+    /// number into the whole TOS byte and reads it back with `0xff`; real hosts put ECN in its
+    /// two low bits (ECT(0) = `0x02`, a router's CE mark `0x03`), and with the whole byte an
+    /// ECN-capable flow went to service 2 and, once marked, to service 3 mid-flow (review,
+    /// session 46; documented as a hazard since session 41).
+    fn apply_tunnel_defaults(&mut self, text: &str) {
+        let given = text.parse::<toml::Table>().ok().is_some_and(|t| {
+            t.get("msll")
+                .and_then(|m| m.get("classifier"))
+                .and_then(|c| c.get("ds_mask"))
+                .is_some()
+        });
+        if !given {
+            self.msll.config.classifier.ds_mask = TUNNEL_DS_MASK;
+        }
     }
 
     pub fn validate(&self) -> Result<(), ConfigError> {
@@ -749,6 +774,35 @@ delay_ms = 10
         let no_names = SAMPLE.replace("names = [\"default\", \"bulk\"]\n", "");
         let c = Config::from_toml(&no_names).unwrap();
         assert_eq!(c.service_names(), ["default", "sr-m2", "rlp-oos"]);
+    }
+
+    /// The DS classifier of the tunnel reads the DSCP, not the ECN bits, unless the file asks
+    /// for a mask: ECT(0) and CE on a DSCP-0 flow stay in service 0.
+    #[test]
+    fn the_tunnel_classifier_ignores_ecn_bits_by_default() {
+        let good = SAMPLE
+            .replace(r#""bulk"]"#, r#""bulk", "rt"]"#)
+            .replace(
+                r#"classifier = { kind = "heuristic", rules = [{ protocol = 6, service = 1 }, { protocol = 17, service = 2 }] }"#,
+                "",
+            );
+        let with_tos = |tos: u8| {
+            let mut v = crate::bench::ip_packet(100, 0);
+            v[1] = tos;
+            msll_proto::Packet::from_vec(v)
+        };
+        let c = Config::from_toml(&good).unwrap();
+        assert_eq!(c.msll.config.classifier.ds_mask, TUNNEL_DS_MASK);
+        let ep = c.build_endpoint();
+        for tos in [0x00, 0x01, 0x02, 0x03] {
+            assert_eq!(ep.classifier().classify(&with_tos(tos)), 0, "TOS {tos:#x}");
+        }
+        let whole = good.replace(
+            "queue_limit = 256",
+            "queue_limit = 256\nclassifier = { ds_mask = 255 }",
+        );
+        let ep = Config::from_toml(&whole).unwrap().build_endpoint();
+        assert_eq!(ep.classifier().classify(&with_tos(0x02)), 2, "as asked");
     }
 
     #[test]
