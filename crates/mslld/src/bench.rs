@@ -127,6 +127,7 @@ pub fn loopback_config(
         limits: Limits::default(),
         impair: None,
         hello_interval_s: 1.0,
+        peer_timeout_s: None,
         base_dir: Default::default(),
     }
 }

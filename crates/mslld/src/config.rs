@@ -66,6 +66,12 @@ pub struct Config {
     /// Seconds between liveness hellos while the link is up.
     #[serde(default = "default_hello_s")]
     pub hello_interval_s: f64,
+    /// Seconds without an authentic datagram from the peer (which sends a hello at least every
+    /// `hello_interval_s`) after which the link is taken for down: `link_up` turns false, IP
+    /// stops feeding the schemes (the ingress queues drop and count) and hellos go out quickly
+    /// until the peer answers. Default: `PEER_TIMEOUT_HELLOS` hello intervals.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peer_timeout_s: Option<f64>,
     /// Directory of the configuration file: relative paths in it (an impairment trace) are
     /// resolved from here.
     #[serde(skip)]
@@ -401,6 +407,10 @@ pub const MAX_MTU: usize =
     crate::wire::MAX_DATAGRAM - crate::wire::OVERHEAD - msll_proto::wire::HEAD_MAX;
 /// `hello_interval_s` bounds: below 10 ms the daemon would spend itself on hellos.
 const HELLO_RANGE_S: std::ops::RangeInclusive<f64> = 0.01..=3600.0;
+/// `peer_timeout_s` by default: this many hello intervals (three hellos lost in a row).
+pub const PEER_TIMEOUT_HELLOS: f64 = 4.0;
+/// `peer_timeout_s` upper bound: a day.
+const PEER_TIMEOUT_MAX_S: f64 = 86_400.0;
 /// Largest `limits.socket_buffer`: setsockopt takes a C int, which the kernel doubles.
 pub const MAX_SOCKET_BUFFER: usize = (i32::MAX / 2) as usize;
 
@@ -549,6 +559,16 @@ impl Config {
                 HELLO_RANGE_S.start(),
                 HELLO_RANGE_S.end()
             ));
+        }
+        if let Some(t) = self.peer_timeout_s {
+            // One lost hello must not take the link down.
+            let lo = 2.0 * self.hello_interval_s;
+            if !(t.is_finite() && t >= lo && t <= PEER_TIMEOUT_MAX_S) {
+                return bad(format!(
+                    "peer_timeout_s = {t}: must be in {lo}..={PEER_TIMEOUT_MAX_S} seconds \
+                     (at least two hello intervals)"
+                ));
+            }
         }
         for (field, v, min) in [
             ("ingress_packets", self.limits.ingress_packets, 1),
@@ -721,6 +741,14 @@ impl Config {
         })
     }
 
+    /// `peer_timeout_s`, or its default.
+    pub fn peer_timeout(&self) -> Duration {
+        Duration::from_secs_f64(
+            self.peer_timeout_s
+                .unwrap_or(PEER_TIMEOUT_HELLOS * self.hello_interval_s),
+        )
+    }
+
     /// A fresh Endpoint: at start, and whenever the peer restarts (both ends' scheme state must
     /// start from zero together).
     pub fn build_endpoint(&self) -> Endpoint {
@@ -856,6 +884,10 @@ delay_ms = 10
             ),
             ("bind =", "hello_interval_s = 1e-9\nbind ="),
             ("bind =", "hello_interval_s = 1e9\nbind ="),
+            // Under two hello intervals (1 s by default), above a day, not a number.
+            ("bind =", "peer_timeout_s = 1.5\nbind ="),
+            ("bind =", "peer_timeout_s = 1e6\nbind ="),
+            ("bind =", "peer_timeout_s = nan\nbind ="),
             // 64 bytes but not 64 hex digits: a multi-byte character, and a sign.
             (
                 "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f",
@@ -875,7 +907,11 @@ delay_ms = 10
         }
         // The edge values are fine.
         let edge = good
-            .replacen("bind =", "hello_interval_s = 0.01\nbind =", 1)
+            .replacen(
+                "bind =",
+                "hello_interval_s = 0.01\npeer_timeout_s = 0.02\nbind =",
+                1,
+            )
             .replacen(
                 "address = \"198.19.0.1\"",
                 &format!("address = \"198.19.0.1\"\nmtu = {MAX_MTU}"),

@@ -159,6 +159,9 @@ pub struct Counters {
     /// Authentic data whose echo did not name our session (sent before the peer knew it).
     pub unsynced: u64,
     pub peer_restarts: u64,
+    /// Times the link was taken for down: nothing authentic heard from the peer for
+    /// `peer_timeout_s`.
+    pub peer_timeouts: u64,
     pub impair_lost: u64,
     pub impair_overflow: u64,
     pub send_errors: u64,
@@ -267,6 +270,9 @@ pub struct Tunnel {
     next_hello: Instant,
     last_hello: Option<Instant>,
     hello_interval: Duration,
+    /// When the peer last sent an authentic datagram that echoed our session.
+    last_heard: Option<Instant>,
+    peer_timeout: Duration,
     counters: Counters,
     retired: Vec<ServiceStats>,
     delays: Vec<DelayStat>,
@@ -318,6 +324,8 @@ impl Tunnel {
             next_hello: Instant::ZERO,
             last_hello: None,
             hello_interval: Duration::from_secs_f64(cfg.hello_interval_s),
+            last_heard: None,
+            peer_timeout: cfg.peer_timeout(),
             counters: Counters::default(),
             retired: vec![ServiceStats::default(); n],
             delays: vec![DelayStat::default(); n],
@@ -474,6 +482,9 @@ impl Tunnel {
             }
         }
         let echoed = hdr.echo == self.session;
+        if echoed {
+            self.last_heard = Some(now);
+        }
         if echoed && !self.synced {
             self.synced = true;
             info!("link up: peer echoes our session");
@@ -630,7 +641,28 @@ impl Tunnel {
         self.out.push_back(d);
     }
 
+    /// The peer's deadline: past it with nothing heard, the link is down.
+    fn peer_deadline(&self) -> Option<Instant> {
+        self.synced
+            .then_some(self.last_heard)
+            .flatten()
+            .map(|t| t + self.peer_timeout)
+    }
+
     fn pump(&mut self, now: Instant) {
+        if self.peer_deadline().is_some_and(|d| now >= d) {
+            // A dead peer or a broken path (review, session 46: `link_up` stayed true for
+            // ever, and IP kept feeding schemes that could not deliver). The scheme state is
+            // kept: a peer that comes back without restarting continues where it was; one
+            // that restarted resets it (`Admit::NewSession`).
+            self.synced = false;
+            self.counters.peer_timeouts += 1;
+            warn!(
+                silent_s = (now - self.last_heard.unwrap_or(now)).as_secs_f64(),
+                "link down: nothing heard from the peer for peer_timeout_s"
+            );
+            self.next_hello = self.next_hello.min(now);
+        }
         self.feed_ingress(now);
         let mut due = std::mem::take(&mut self.rx_pending);
         if let Some(l) = &mut self.lossy {
@@ -701,6 +733,7 @@ impl Tunnel {
             }
         };
         min(self.ep.poll_timeout());
+        min(self.peer_deadline());
         if let Some(l) = &self.lossy {
             min(l.next_due());
         }

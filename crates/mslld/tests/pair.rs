@@ -58,6 +58,8 @@ struct Net {
     /// A), for arbitrary reordering.
     jitter: [Vec<u8>; 2],
     sent_by_b: usize,
+    /// Every datagram from B is lost (a dead peer or a broken path, as A sees it).
+    mute_b: bool,
 }
 
 impl Net {
@@ -74,6 +76,7 @@ impl Net {
             lag_a: None,
             jitter: [Vec::new(), Vec::new()],
             sent_by_b: 0,
+            mute_b: false,
         }
     }
 
@@ -87,6 +90,9 @@ impl Net {
             self.wire.push((self.now + self.delay + lag, true, d));
         }
         while let Some(d) = self.b.poll_datagram() {
+            if self.mute_b {
+                continue;
+            }
             self.sent_by_b += 1;
             let lag = self.jitter_of(1, self.sent_by_b);
             self.wire.push((self.now + self.delay + lag, false, d));
@@ -407,6 +413,51 @@ fn pacing_holds_the_nominal_rate_and_queues_are_bounded() {
     let n = net.got_b.len() - before;
     // 50 ms at 10 Mbit/s = 50 frames of 1251 bytes, minus the 5 ms wire delay.
     assert!((44..=51).contains(&n), "{n} packets in 50 ms");
+}
+
+/// A peer that falls silent takes the link down after `peer_timeout_s` (review, session 46:
+/// `link_up` stayed true for ever); when it speaks again without having restarted, the link
+/// comes back with its scheme state, and packets flow complete and in order.
+#[test]
+fn a_silent_peer_takes_the_link_down_and_back_up() {
+    let c = config(SR_M2, 0.0, 0);
+    let mut net = Net::new(tunnel(&c, 0xa, 1_000), tunnel(&c, 0xb, 5_000));
+    net.run_for(Duration::from_millis(300));
+    net.send_from_a(0, 50, Duration::from_millis(1), 500);
+    net.run_for(Duration::from_millis(100));
+    assert_eq!(seqs(&net.got_b), (0..50).collect::<Vec<_>>());
+    net.mute_b = true;
+    let timeout = c.peer_timeout();
+    assert_eq!(timeout, Duration::from_secs_f64(4.0 * c.hello_interval_s));
+    net.run_for(timeout - Duration::from_millis(100));
+    assert!(net.a.link_up(), "up until the timeout");
+    net.run_for(Duration::from_millis(1100));
+    assert!(!net.a.link_up(), "down after it");
+    assert!(!net.a.snapshot().link_up);
+    assert_eq!(net.a.counters().peer_timeouts, 1);
+    assert!(net.b.link_up(), "B still hears A");
+    // Down: IP waits in (and overflows) the ingress queue instead of feeding the scheme.
+    let fed = net.a.snapshot().services[0].counters.packets_in;
+    net.send_from_a(1000, 100, Duration::from_micros(100), 500);
+    let s = net.a.snapshot();
+    assert_eq!(s.services[0].counters.packets_in, fed);
+    assert!(
+        s.counters.ingress_dropped > 0 && s.ingress_queued > 0,
+        "{:?}",
+        s.counters
+    );
+    net.mute_b = false;
+    net.got_b.clear();
+    // B's next hello (one interval at most) brings it back.
+    net.run_for(Duration::from_secs_f64(c.hello_interval_s + 0.1));
+    assert!(net.a.link_up());
+    assert_eq!(net.a.counters().peer_restarts, 0);
+    assert_eq!(net.a.counters().peer_timeouts, 1);
+    net.send_from_a(2000, 50, Duration::from_millis(1), 500);
+    net.run_for(Duration::from_millis(300));
+    let got = seqs(&net.got_b);
+    let tail: Vec<u32> = got.iter().copied().filter(|&s| s >= 2000).collect();
+    assert_eq!(tail, (2000..2050).collect::<Vec<_>>(), "{got:?}");
 }
 
 #[test]
