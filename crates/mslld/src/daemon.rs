@@ -156,28 +156,25 @@ pub async fn run(
                 Ok((n, _from)) => {
                     tunnel.on_datagram(now(), ubuf[..n].to_vec());
                     // Drain what else is queued without another trip through the scheduler.
-                    for _ in 0..63 {
-                        match socket.try_recv_from(&mut ubuf) {
-                            Ok((n, _)) => tunnel.on_datagram(now(), ubuf[..n].to_vec()),
-                            Err(_) => break,
-                        }
+                    drain_udp(&socket, &mut ubuf, &mut tunnel, &now, BATCH - 1);
+                    // Then the IP side's queue as well: under `biased` a socket that never
+                    // empties (a flood of junk, which needs no key) would otherwise keep the IP
+                    // branch from ever being polled (review, session 46).
+                    drain_ip(&mut ip, &mut tbuf, &mut tunnel, &now, BATCH);
+                }
+                Err(e) => {
+                    let n = tunnel.count_recv_error();
+                    if n.is_power_of_two() {
+                        warn!(error = %e, failures = n, "UDP receive failed");
                     }
                 }
-                Err(e) => warn!(error = %e, "UDP receive failed"),
             },
             r = ip_recv(&mut ip, &mut tbuf), if ip_open => match r {
                 Ok(Some(b)) => {
                     tunnel.on_ip_packet(now(), b);
-                    // Same batching as for UDP: take what is already queued.
-                    for _ in 0..63 {
-                        if matches!(&ip, IpSide::Chan { .. }) && tunnel.ingress_full() {
-                            break;
-                        }
-                        match ip_try_recv(&mut ip, &mut tbuf) {
-                            Some(b) => tunnel.on_ip_packet(now(), b),
-                            None => break,
-                        }
-                    }
+                    // Same batching as for UDP: take what is already queued, on both sides.
+                    drain_ip(&mut ip, &mut tbuf, &mut tunnel, &now, BATCH - 1);
+                    drain_udp(&socket, &mut ubuf, &mut tunnel, &now, BATCH);
                 }
                 Ok(None) => break,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
@@ -191,6 +188,45 @@ pub async fn run(
     let snap = tunnel.snapshot();
     info!(counters = ?snap.counters, "mslld stopped");
     Ok(snap)
+}
+
+/// Packets or datagrams taken per readiness without another trip through the scheduler.
+const BATCH: usize = 64;
+
+/// Up to `max` datagrams already queued on the socket.
+fn drain_udp(
+    socket: &UdpSocket,
+    buf: &mut [u8],
+    tunnel: &mut Tunnel,
+    now: &impl Fn() -> Instant,
+    max: usize,
+) {
+    for _ in 0..max {
+        match socket.try_recv_from(buf) {
+            Ok((n, _)) => tunnel.on_datagram(now(), buf[..n].to_vec()),
+            Err(_) => break,
+        }
+    }
+}
+
+/// Up to `max` packets already queued on the IP side (an in-process source only while the
+/// ingress has room: it can wait, a TUN device cannot).
+fn drain_ip(
+    ip: &mut IpSide,
+    buf: &mut [u8],
+    tunnel: &mut Tunnel,
+    now: &impl Fn() -> Instant,
+    max: usize,
+) {
+    for _ in 0..max {
+        if matches!(ip, IpSide::Chan { .. }) && tunnel.ingress_full() {
+            break;
+        }
+        match ip_try_recv(ip, buf) {
+            Some(b) => tunnel.on_ip_packet(now(), b),
+            None => break,
+        }
+    }
 }
 
 /// One packet from the IP side; `None` when an in-process source has closed. Copied once into

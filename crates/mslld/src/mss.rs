@@ -52,10 +52,14 @@ pub fn clamp(p: &[u8], max_mss: u16) -> Option<Vec<u8>> {
     if data_off < 20 || tcp.len() < data_off {
         return None;
     }
+    // Every MSS option above the limit, found before anything changes (a malformed option
+    // anywhere leaves the packet alone). Linux takes the last MSS option of a SYN, so each
+    // one is lowered (review, session 46: only the first was, and a second got through).
+    let mut over = Vec::new();
     let mut i = 20;
     while i < data_off {
         match tcp[i] {
-            OPT_END => return None,
+            OPT_END => break,
             OPT_NOP => i += 1,
             kind => {
                 let len = *tcp.get(i + 1)? as usize;
@@ -66,36 +70,41 @@ pub fn clamp(p: &[u8], max_mss: u16) -> Option<Vec<u8>> {
                     if len != 4 {
                         return None;
                     }
-                    let mss = u16::from_be_bytes([tcp[i + 2], tcp[i + 3]]);
-                    if mss <= max_mss {
-                        return None;
+                    if u16::from_be_bytes([tcp[i + 2], tcp[i + 3]]) > max_mss {
+                        over.push(i);
                     }
-                    let mut out = p.to_vec();
-                    let at = t + i + 2;
-                    out[at..at + 2].copy_from_slice(&max_mss.to_be_bytes());
-                    // The MSS value is 16-bit aligned in the TCP header only if `i` is even;
-                    // an odd offset shifts the word boundaries, so update the two words it
-                    // straddles instead.
-                    let ck_at = t + 16;
-                    let mut ck = u16::from_be_bytes([out[ck_at], out[ck_at + 1]]);
-                    let (start, end) = if (i + 2) % 2 == 0 {
-                        (at, at + 2)
-                    } else {
-                        (at - 1, at + 3)
-                    };
-                    for w in (start..end).step_by(2) {
-                        let old = u16::from_be_bytes([p[w], p[w + 1]]);
-                        let new = u16::from_be_bytes([out[w], out[w + 1]]);
-                        ck = update_checksum(ck, old, new);
-                    }
-                    out[ck_at..ck_at + 2].copy_from_slice(&ck.to_be_bytes());
-                    return Some(out);
                 }
                 i += len;
             }
         }
     }
-    None
+    if over.is_empty() {
+        return None;
+    }
+    let mut out = p.to_vec();
+    let ck_at = t + 16;
+    let mut ck = u16::from_be_bytes([out[ck_at], out[ck_at + 1]]);
+    for i in over {
+        let at = t + i + 2;
+        // The MSS value is 16-bit aligned in the TCP header only if `i` is even; an odd
+        // offset shifts the word boundaries, so update the two words it straddles instead.
+        let (start, end) = if (i + 2) % 2 == 0 {
+            (at, at + 2)
+        } else {
+            (at - 1, at + 3)
+        };
+        let before: Vec<u16> = (start..end)
+            .step_by(2)
+            .map(|w| u16::from_be_bytes([out[w], out[w + 1]]))
+            .collect();
+        out[at..at + 2].copy_from_slice(&max_mss.to_be_bytes());
+        for (k, w) in (start..end).step_by(2).enumerate() {
+            let new = u16::from_be_bytes([out[w], out[w + 1]]);
+            ck = update_checksum(ck, before[k], new);
+        }
+    }
+    out[ck_at..ck_at + 2].copy_from_slice(&ck.to_be_bytes());
+    Some(out)
 }
 
 #[cfg(test)]
@@ -207,6 +216,22 @@ mod tests {
         assert!(tcp_checksum_ok(&c));
     }
 
+    /// Linux takes a SYN's last MSS option: every one above the limit is lowered (review,
+    /// session 46: only the first was), at even and odd offsets, one already below it kept.
+    #[test]
+    fn lowers_every_mss_option() {
+        for v6 in [false, true] {
+            let opts = [2, 4, 0x05, 0xb4, 1, 2, 4, 0xff, 0xff, 2, 4, 0x01, 0x00];
+            let p = syn(&opts, SYN, v6);
+            let c = clamp(&p, 1360).expect("clamped");
+            assert_eq!(mss_of(&c, 22), 1360);
+            assert_eq!(mss_of(&c, 27), 1360);
+            assert_eq!(mss_of(&c, 31), 256);
+            assert!(tcp_checksum_ok(&c), "v6 = {v6}");
+            assert!(clamp(&c, 1360).is_none());
+        }
+    }
+
     #[test]
     fn leaves_everything_else_alone() {
         let mss1460 = [2, 4, 0x05, 0xb4];
@@ -245,7 +270,8 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// Any bytes: no panic, and a clamped packet differs only in the MSS value and checksum.
+        /// Any bytes: no panic; a clamped packet differs only in the TCP checksum and options
+        /// (the MSS values), and clamping it again changes nothing.
         #[test]
         fn never_panics_and_changes_only_mss(
             p in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..120),
@@ -253,8 +279,15 @@ mod tests {
         ) {
             if let Some(c) = clamp(&p, max) {
                 proptest::prop_assert_eq!(c.len(), p.len());
-                let changed = p.iter().zip(&c).filter(|(a, b)| a != b).count();
-                proptest::prop_assert!(changed <= 4);
+                let t = tcp_offset(&p).unwrap();
+                let opts_end = t + ((p[t + 12] >> 4) as usize) * 4;
+                for (i, _) in p.iter().zip(&c).enumerate().filter(|(_, (a, b))| a != b) {
+                    proptest::prop_assert!(
+                        (t + 16..t + 18).contains(&i) || (t + 20..opts_end).contains(&i),
+                        "byte {} changed", i
+                    );
+                }
+                proptest::prop_assert!(clamp(&c, max).is_none());
             }
         }
 

@@ -162,6 +162,8 @@ pub struct Counters {
     /// Times the link was taken for down: nothing authentic heard from the peer for
     /// `peer_timeout_s`.
     pub peer_timeouts: u64,
+    /// UDP receives that failed (an ICMP error reported on the socket, ...).
+    pub recv_errors: u64,
     pub impair_lost: u64,
     pub impair_overflow: u64,
     pub send_errors: u64,
@@ -746,6 +748,12 @@ impl Tunnel {
             }
         }
         t
+    }
+
+    /// Count a failed UDP receive; returns the total so far (logged on the 1st, 2nd, 4th ...).
+    pub fn count_recv_error(&mut self) -> u64 {
+        self.counters.recv_errors += 1;
+        self.counters.recv_errors
     }
 
     /// Count a failed UDP send; returns the total so far.
