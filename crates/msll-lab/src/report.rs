@@ -43,7 +43,7 @@ pub fn level_label(p: &PointResult) -> String {
         ErrorSpec::Bernoulli { p } => format!("{:.0}%", p * 100.0),
         ErrorSpec::ByteInterval { mean, .. } => format!("2^{:.0} B", mean.log2()),
         ErrorSpec::TwoState { bad_mean_s, .. } => format!("bad {:.0} ms", bad_mean_s * 1000.0),
-        ErrorSpec::None => "none".into(),
+        ErrorSpec::None {} => "none".into(),
         _ => "custom".into(),
     };
     format!("{} ({e})", p.point.level)

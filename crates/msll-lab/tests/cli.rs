@@ -945,6 +945,22 @@ fn unknown_key() {
     );
 }
 
+/// An error-free model with a stray parameter is refused, not run error-free (review, session
+/// 46: serde's internally tagged unit variant skipped every other key).
+#[test]
+fn error_free_model_with_a_parameter() {
+    assert_one_line_error(
+        "none-p",
+        &GOOD.replace("[link]", "[link]\nerror = { model = \"none\", p = 0.05 }"),
+        &["unknown field", "p"],
+    );
+    let (code, err) = bad(
+        "none-ok",
+        &GOOD.replace("[link]", "[link]\nerror = { model = \"none\" }"),
+    );
+    assert_eq!(code, 0, "{err}");
+}
+
 #[test]
 fn negative_rate() {
     assert_one_line_error(

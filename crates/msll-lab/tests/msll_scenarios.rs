@@ -263,7 +263,7 @@ level = [0, 2, 5]
     assert_eq!(
         got,
         vec![
-            (0, ErrorSpec::None),
+            (0, ErrorSpec::None {}),
             (2, ErrorSpec::Bernoulli { p: 0.05 }),
             (5, ErrorSpec::Bernoulli { p: 0.4 }),
         ]
@@ -287,7 +287,7 @@ level = [0, 2, 5]
     assert!(e.contains("topology.wired_error.path"), "{e}");
     // Without `levels` the preset's four levels stay, and the wired link is error-free.
     let plain = parse(&format!("{head}[sweep]\nlevel = [4]\n")).unwrap();
-    assert_eq!(plain.points[0].config.wired.error, ErrorSpec::None);
+    assert_eq!(plain.points[0].config.wired.error, ErrorSpec::None {});
     assert!(matches!(
         plain.points[0].config.wireless.error,
         ErrorSpec::ByteInterval { .. }

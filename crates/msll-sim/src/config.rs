@@ -271,6 +271,10 @@ pub const MIN_QUEUE_LIMIT: usize = 2;
 /// and the scenario parser check against this one range.
 pub const CONF_END_GUARD_RANGE_S: std::ops::RangeInclusive<f64> = 0.0..=1e6;
 
+/// `SimConfig::duration_s` and `drain_s`, seconds, each: their sum stays far inside the u64
+/// nanoseconds of an `Instant` (1.8e10 s). The scenario parser allows less (3.2e7 s each).
+pub const RUN_TIME_RANGE_S: std::ops::RangeInclusive<f64> = 0.0..=1e9;
+
 fn conf_end_guard_default() -> f64 {
     CONF_END_GUARD_S
 }
@@ -314,8 +318,8 @@ impl SimConfig {
     /// out: the rule stays obviously true. `msll run` and `msll reproduce` run such a point once.
     pub fn replication_invariant(&self) -> bool {
         use crate::error_model::ErrorSpec;
-        matches!(self.wired.error, ErrorSpec::None)
-            && matches!(self.wireless.error, ErrorSpec::None)
+        matches!(self.wired.error, ErrorSpec::None {})
+            && matches!(self.wireless.error, ErrorSpec::None {})
             // A MAC access delay draws from a per-replication stream too.
             && self.wireless.mac_access.is_none()
             && self.wired.mac_access.is_none()

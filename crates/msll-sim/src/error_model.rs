@@ -53,8 +53,10 @@ fn is_false(b: &bool) -> bool {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "model", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum ErrorSpec {
-    /// Error-free.
-    None,
+    /// Error-free. A struct variant, not a unit one: serde's internally tagged unit variants skip
+    /// every other key, so `{ model = "none", p = 0.05 }` ran error-free without a word (review,
+    /// session 46); as a struct, `deny_unknown_fields` refuses `p`. Written the same way.
+    None {},
     /// Independent frame loss with probability `p`, whatever the frame size.
     Bernoulli { p: f64 },
     /// Errors at exponential intervals of mean `mean` units, counted only over transmitted data.
@@ -191,7 +193,7 @@ impl ErrorSpec {
             return validate_markov(transition, loss);
         }
         match *self {
-            ErrorSpec::None => Ok(()),
+            ErrorSpec::None {} => Ok(()),
             ErrorSpec::Bernoulli { p } => prob("p", p),
             // At least one unit between errors on average (below that every frame is lost and
             // drawing the error positions would take forever).
@@ -246,7 +248,7 @@ impl ErrorSpec {
     /// at `bits_per_sec`, where a closed form exists.
     pub fn expected_frame_loss(&self, bytes: usize, bits_per_sec: f64) -> Option<f64> {
         match *self {
-            ErrorSpec::None => Some(0.0),
+            ErrorSpec::None {} => Some(0.0),
             ErrorSpec::Bernoulli { p } => Some(p),
             ErrorSpec::ByteInterval { mean, unit } => {
                 let len = match unit {
@@ -306,7 +308,7 @@ impl ErrorSpec {
     ) -> Result<ErrorModel, SpecError> {
         self.validate()?;
         Ok(match *self {
-            ErrorSpec::None => ErrorModel::None,
+            ErrorSpec::None {} => ErrorModel::None,
             ErrorSpec::Bernoulli { p } => ErrorModel::Bernoulli { p, rng: draw },
             ErrorSpec::ByteInterval { mean, unit } => {
                 let remaining = exp(&mut state) * mean;

@@ -240,7 +240,7 @@ impl WirelessPreset {
     /// The link at error level 0 (error-free) ..= 4.
     pub fn link(&self, level: u8) -> Option<LinkSpec> {
         let error = match level {
-            0 => ErrorSpec::None,
+            0 => ErrorSpec::None {},
             1..=4 => self.levels[level as usize - 1].clone(),
             _ => return None,
         };
@@ -268,7 +268,7 @@ pub fn wired(name: &str, frame_payload: usize) -> Option<LinkSpec> {
         rate_bps,
         delay_s,
         frame_payload,
-        error: ErrorSpec::None,
+        error: ErrorSpec::None {},
         mac_access: None,
         extra_delay: None,
     })
@@ -395,7 +395,7 @@ mod spec_values {
         let wan = wired("wan", 1000).unwrap();
         assert_eq!((lan.rate_bps, lan.delay_s), (10_000_000, 0.001));
         assert_eq!((wan.rate_bps, wan.delay_s), (2_000_000, 0.050));
-        assert!(lan.error == ErrorSpec::None && wan.error == ErrorSpec::None);
+        assert!(lan.error == ErrorSpec::None {} && wan.error == ErrorSpec::None {});
         // Sec. 3.3 (derived): one-way propagation of LAN1/WAN1/LAN2/WAN2, in ms.
         for (name, ms) in [
             ("cellular", [101.0, 150.0, 201.0, 250.0]),

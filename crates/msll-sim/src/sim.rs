@@ -569,6 +569,18 @@ impl Simulation {
                     .into(),
             });
         }
+        // The run's end is an `Instant` of u64 nanoseconds: a NaN duration became 0 and the run
+        // ended at once, an infinite one never (review, session 46; the scenario parser keeps
+        // both far inside this range, a library caller need not).
+        for (field, v) in [("duration_s", cfg.duration_s), ("drain_s", cfg.drain_s)] {
+            if !crate::config::RUN_TIME_RANGE_S.contains(&v) {
+                return Err(SpecError {
+                    field: field.into(),
+                    value: show(v),
+                    reason: "must be 0..=1e9 seconds".into(),
+                });
+            }
+        }
         let two = cfg.topology.wireless_links() == 2;
         let g = cfg.conf_end_guard_s;
         if !crate::config::CONF_END_GUARD_RANGE_S.contains(&g) {

@@ -441,6 +441,25 @@ fn impossible_app_starts_are_refused() {
     }
 }
 
+/// A run length that is negative, NaN, infinite or beyond what nanoseconds hold is refused,
+/// naming the field (review, session 46: a NaN duration ended the run at t = 0 silently).
+#[test]
+fn impossible_run_lengths_are_refused() {
+    for v in [-1.0, f64::NAN, f64::INFINITY, 1e12] {
+        for field in ["duration_s", "drain_s"] {
+            let mut cfg = conf("cellular", Topology::Lan1, 0, 10.0);
+            match field {
+                "duration_s" => cfg.duration_s = v,
+                _ => cfg.drain_s = v,
+            }
+            let e = msll_sim::Simulation::new(&cfg, std::path::Path::new("."))
+                .err()
+                .unwrap_or_else(|| panic!("{field} = {v} accepted"));
+            assert_eq!(e.field, field, "{v}: {e}");
+        }
+    }
+}
+
 /// A WWW app with no connections, or more than its port range holds, is blamed on
 /// `max_connections` (both were reported as `apps[i].tcp`; review, session 45).
 #[test]

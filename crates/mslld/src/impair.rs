@@ -177,7 +177,7 @@ mod tests {
     fn delay_line_is_bounded() {
         let rate = DataRate::from_bps(1_000_000).unwrap();
         let mut l = Lossy::from_spec(
-            &ErrorSpec::None,
+            &ErrorSpec::None {},
             0,
             Duration::from_millis(1),
             rate,
