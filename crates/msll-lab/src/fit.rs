@@ -37,6 +37,7 @@ impl Ge {
             p_bad_to_good: self.p_bad_to_good,
             loss_good: self.loss_good,
             loss_bad: self.loss_bad,
+            initial: Default::default(),
         };
         // Per-frame chain: the loss depends on neither frame size nor rate.
         spec.expected_frame_loss(1, 1.0).unwrap_or(f64::NAN)
@@ -306,6 +307,7 @@ mod tests {
             p_bad_to_good: 0.3,
             loss_good: 0.0,
             loss_bad: 1.0,
+            initial: Default::default(),
         };
         let trace = sample(&spec, 200_000, 1);
         let g = gilbert(&trace).unwrap();
@@ -328,6 +330,7 @@ mod tests {
             p_bad_to_good: truth.p_bad_to_good,
             loss_good: truth.loss_good,
             loss_bad: truth.loss_bad,
+            initial: Default::default(),
         };
         let trace = sample(&spec, 300_000, 2);
         let f = gilbert_elliott(&trace).unwrap();

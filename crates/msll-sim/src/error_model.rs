@@ -49,6 +49,10 @@ fn is_false(b: &bool) -> bool {
     !*b
 }
 
+fn starts_good(s: &InitialState) -> bool {
+    *s == InitialState::Good
+}
+
 /// Configuration of an error process (scenario files use these field names).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "model", rename_all = "kebab-case", deny_unknown_fields)]
@@ -85,6 +89,12 @@ pub enum ErrorSpec {
         p_bad_to_good: f64,
         loss_good: f64,
         loss_bad: f64,
+        /// Start in the good state (default, as before session 46) or in a state drawn from the
+        /// stationary distribution: a slow chain (a small `p_good_to_bad`, as `msll fit` can
+        /// return) otherwise keeps short runs and the tunnel's first minutes below its
+        /// analytic loss (review, session 46). Written only when not the default.
+        #[serde(default, skip_serializing_if = "starts_good")]
+        initial: InitialState,
     },
     /// Per-frame Markov chain of N states (N = 1..=`MARKOV_MAX_STATES`): `transition[i][j]` is
     /// the probability of going from state i to state j after a frame, `loss[i]` the probability
@@ -107,7 +117,27 @@ pub enum ErrorSpec {
         /// Start again from the beginning at the end of the file (default true).
         #[serde(default = "yes")]
         wrap: bool,
+        /// Where each link direction starts reading: at the beginning (default: every
+        /// direction and every replication replays the same sample path, so the two directions
+        /// of a link, and two wireless links, lose frames in lockstep), or at a point drawn
+        /// uniformly from the direction's own stream (independent phases, as seed 004 sec. 1.4
+        /// and 3.2 ask of the error processes; session 46). Written only when not the default.
+        #[serde(default, skip_serializing_if = "starts_at_beginning")]
+        start: TraceStart,
     },
+}
+
+/// Where a replayed trace starts (`ErrorSpec::Trace::start`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum TraceStart {
+    #[default]
+    Beginning,
+    Random,
+}
+
+fn starts_at_beginning(s: &TraceStart) -> bool {
+    *s == TraceStart::Beginning
 }
 
 fn yes() -> bool {
@@ -219,6 +249,7 @@ impl ErrorSpec {
                 p_bad_to_good,
                 loss_good,
                 loss_bad,
+                initial: _,
             } => {
                 prob("p_good_to_bad", p_good_to_bad)?;
                 prob("p_bad_to_good", p_bad_to_good)?;
@@ -276,6 +307,7 @@ impl ErrorSpec {
                 p_bad_to_good,
                 loss_good,
                 loss_bad,
+                initial: _,
             } => {
                 let pb = p_good_to_bad / (p_good_to_bad + p_bad_to_good);
                 Some((1.0 - pb) * loss_good + pb * loss_bad)
@@ -349,11 +381,19 @@ impl ErrorSpec {
                 p_bad_to_good,
                 loss_good,
                 loss_bad,
+                initial,
             } => ErrorModel::GilbertElliott {
                 p_gb: p_good_to_bad,
                 p_bg: p_bad_to_good,
                 loss: [loss_good, loss_bad],
-                bad: false,
+                // From the state stream, which this model draws nothing else from: the
+                // per-frame decisions stay those of a good start.
+                bad: match initial {
+                    InitialState::Good => false,
+                    InitialState::Stationary => {
+                        state.random::<f64>() < p_good_to_bad / (p_good_to_bad + p_bad_to_good)
+                    }
+                },
                 rng: draw,
             },
             ErrorSpec::Markov {
@@ -399,6 +439,7 @@ impl ErrorSpec {
                 ref path,
                 kind,
                 wrap,
+                start,
             } => {
                 let full = if path.is_absolute() {
                     path.clone()
@@ -411,9 +452,13 @@ impl ErrorSpec {
                     TraceKind::Frames => {
                         let v = parse_frame_trace(&text)
                             .map_err(|e| bad("path", full.display(), &e))?;
+                        let next = match start {
+                            TraceStart::Beginning => 0,
+                            TraceStart::Random => state.random_range(0..v.len()),
+                        };
                         ErrorModel::TraceFrames {
                             outcomes: v,
-                            next: 0,
+                            next,
                             wrap,
                         }
                     }
@@ -452,6 +497,21 @@ impl ErrorSpec {
                             return Err(bad("path", full.display(), "trace is empty"));
                         }
                         let period = v.last().copied().unwrap_or(0) + 1;
+                        if start == TraceStart::Random {
+                            // Read from phase `phi` on: the instants after it, moved to start
+                            // at 0, then (wrapping) those before it, one period later.
+                            let phi = state.random_range(0..period);
+                            let (before, after): (Vec<u64>, Vec<u64>) =
+                                v.iter().partition(|&&t| t < phi);
+                            v = after.iter().map(|t| t - phi).collect();
+                            if wrap {
+                                v.extend(before.iter().map(|t| t + period - phi));
+                            }
+                            if v.is_empty() {
+                                // No wrap and nothing after the phase: an error-free path.
+                                return Ok(ErrorModel::None);
+                            }
+                        }
                         ErrorModel::TraceTimes {
                             times: v,
                             next: 0,
@@ -916,6 +976,7 @@ mod tests {
     use super::*;
     use crate::rng::Streams;
     use msll_proto::{DataRate, Duration};
+    use std::collections::BTreeSet;
 
     /// Send `n` back-to-back frames of `bytes` at `bps` and return the measured loss rate.
     fn measure(spec: &ErrorSpec, bytes: usize, bps: u64, n: usize, warmup_s: f64) -> f64 {
@@ -1057,6 +1118,7 @@ mod tests {
             p_bad_to_good: 0.2,
             loss_good: 0.001,
             loss_bad: 0.5,
+            initial: InitialState::Good,
         };
         let p = spec.expected_frame_loss(100, 1e5).unwrap();
         within_3se(
@@ -1064,6 +1126,44 @@ mod tests {
             p,
             1_000_000.0 / 10.0,
         );
+    }
+
+    /// A slow Gilbert-Elliott chain over short runs: started in the good state it loses well
+    /// below its analytic share, started from the stationary distribution it loses that share
+    /// (review, session 46: only the good start existed).
+    #[test]
+    fn gilbert_elliott_stationary_start_loses_the_analytic_share_at_once() {
+        let (runs, frames) = (4000, 2000);
+        let mean_loss = |initial: InitialState| {
+            let spec = ErrorSpec::GilbertElliott {
+                p_good_to_bad: 1e-4,
+                p_bad_to_good: 1e-3,
+                loss_good: 0.0,
+                loss_bad: 1.0,
+                initial,
+            };
+            let mut lost = 0usize;
+            for r in 0..runs {
+                let st = Streams::new(7, r);
+                let mut m = spec
+                    .build(
+                        st.per_replication("s"),
+                        st.per_replication("d"),
+                        Path::new("."),
+                    )
+                    .unwrap();
+                let t = Instant::ZERO;
+                lost += (0..frames).filter(|_| m.frame_lost(t, t, 100)).count();
+            }
+            lost as f64 / (runs * frames) as f64
+        };
+        let p = 1e-4 / 1.1e-3; // 0.0909
+                               // Per run, the loss is nearly all or nothing (sojourns of ~1000 and ~10000 frames):
+                               // its SD is about sqrt(p (1 - p)) = 0.29, so 4000 runs pin the mean to +- 0.0045.
+        let stationary = mean_loss(InitialState::Stationary);
+        assert!((stationary - p).abs() < 0.015, "{stationary} vs {p}");
+        let good = mean_loss(InitialState::Good);
+        assert!(good < p - 0.025, "{good} vs {p}");
     }
 
     #[test]
@@ -1101,6 +1201,7 @@ mod tests {
             p_bad_to_good: 0.2,
             loss_good: 0.001,
             loss_bad: 0.5,
+            initial: InitialState::Good,
         };
         let (a, b) = (
             two.expected_frame_loss(1, 1.0).unwrap(),
@@ -1192,6 +1293,7 @@ mod tests {
             path: "f.txt".into(),
             kind: TraceKind::Frames,
             wrap: true,
+            start: TraceStart::Beginning,
         };
         let mut m = spec.build(st.fixed("a"), st.fixed("b"), &dir).unwrap();
         let z = Instant::ZERO;
@@ -1201,6 +1303,7 @@ mod tests {
             path: "t.txt".into(),
             kind: TraceKind::Times,
             wrap: false,
+            start: TraceStart::Beginning,
         };
         let mut m = spec.build(st.fixed("a"), st.fixed("b"), &dir).unwrap();
         let ms = |x: u64| Instant::from_nanos(x * 1_000_000);
@@ -1211,6 +1314,7 @@ mod tests {
             path: "nope.txt".into(),
             kind: TraceKind::Frames,
             wrap: true,
+            start: TraceStart::Beginning,
         };
         let err = missing
             .build(st.fixed("a"), st.fixed("b"), &dir)
@@ -1228,6 +1332,7 @@ mod tests {
                 path: "h.txt".into(),
                 kind: TraceKind::Times,
                 wrap: true,
+                start: TraceStart::Beginning,
             };
             match spec.build(st.fixed("a"), st.fixed("b"), &dir) {
                 Ok(mut m) => {
@@ -1245,6 +1350,61 @@ mod tests {
                 }
             }
         }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// `start = "random"`: each direction (its own stream) reads the trace from its own phase,
+    /// a rotation of the file; the phases differ between streams and cover the whole trace.
+    /// Without wrap, a timed trace keeps only the instants after the phase.
+    #[test]
+    fn trace_random_start_rotates_the_path_per_stream() {
+        let dir = std::env::temp_dir().join(format!("msll-trace-rand-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        // 0 1 0 0 0 0 0 0 0 0: one loss, at index 1 of 10.
+        std::fs::write(dir.join("f.txt"), "0100000000").unwrap();
+        std::fs::write(dir.join("t.txt"), "0.25\n0.75\n").unwrap();
+        let frames = ErrorSpec::Trace {
+            path: "f.txt".into(),
+            kind: TraceKind::Frames,
+            wrap: true,
+            start: TraceStart::Random,
+        };
+        let z = Instant::ZERO;
+        let mut firsts = BTreeSet::new();
+        for r in 0..200 {
+            let st = Streams::new(3, r);
+            let mut m = frames
+                .build(st.per_replication("s"), st.per_replication("d"), &dir)
+                .unwrap();
+            let got: Vec<bool> = (0..30).map(|_| m.frame_lost(z, z, 1)).collect();
+            let first = got.iter().position(|&l| l).unwrap();
+            // A rotation: one loss every 10 frames from the first.
+            for (i, &l) in got.iter().enumerate() {
+                assert_eq!(l, i >= first && (i - first) % 10 == 0, "{got:?}");
+            }
+            firsts.insert(first);
+        }
+        assert_eq!(firsts.len(), 10, "every phase: {firsts:?}");
+        // Times, no wrap: phase phi in [0, 0.75 s + 1 ns); the instants after it, moved by phi.
+        let times = ErrorSpec::Trace {
+            path: "t.txt".into(),
+            kind: TraceKind::Times,
+            wrap: false,
+            start: TraceStart::Random,
+        };
+        let ms = |x: u64| Instant::from_nanos(x * 1_000_000);
+        let mut counts = BTreeSet::new();
+        for r in 0..50 {
+            let st = Streams::new(3, r);
+            let mut m = times
+                .build(st.per_replication("s"), st.per_replication("d"), &dir)
+                .unwrap();
+            let n = (0..200)
+                .filter(|&k| m.frame_lost(ms(10 * k), ms(10 * (k + 1)), 1))
+                .count();
+            counts.insert(n);
+        }
+        assert_eq!(counts, [1usize, 2].into_iter().collect(), "{counts:?}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -151,6 +151,7 @@ mod tests {
             p_bad_to_good: 0.2,
             loss_good: 0.0,
             loss_bad: 0.8,
+            initial: Default::default(),
         };
         let mut l =
             Lossy::from_spec(&ge, 1, Duration::ZERO, rate, 100_000, Path::new(".")).unwrap();

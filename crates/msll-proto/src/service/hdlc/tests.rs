@@ -531,7 +531,7 @@ fn a_second_sabme_answered_late_restarts_the_initiator_again() {
             n2: Some(1),
             ..HdlcConfig::seed002(mode)
         };
-        let (mut a, mut b) = (Hdlc::new(cfg.clone()), Hdlc::new(cfg));
+        let (mut a, mut b) = (Hdlc::new(cfg), Hdlc::new(cfg));
         let (mut oa, mut ob) = (Outbox::default(), Outbox::default());
         // A's first frame is lost; T1 with N2 = 1: a reset, SABME 1.
         a.handle_packet(ms(0), numbered(0, 100), &mut oa);
