@@ -407,6 +407,8 @@ pub const MAX_MTU: usize =
     crate::wire::MAX_DATAGRAM - crate::wire::OVERHEAD - msll_proto::wire::HEAD_MAX;
 /// `hello_interval_s` bounds: below 10 ms the daemon would spend itself on hellos.
 const HELLO_RANGE_S: std::ops::RangeInclusive<f64> = 0.01..=3600.0;
+/// The underlay path MTU `mtu_warning` assumes (Ethernet).
+const UNDERLAY_MTU: usize = 1500;
 /// `peer_timeout_s` by default: this many hello intervals (three hellos lost in a row).
 pub const PEER_TIMEOUT_HELLOS: f64 = 4.0;
 /// `peer_timeout_s` upper bound: a day.
@@ -424,6 +426,14 @@ impl Config {
     /// failures forever.
     fn check_addresses(&self) -> Result<(), ConfigError> {
         let (b, p) = (self.bind, self.peer);
+        if b.port() == 0 {
+            // The peer sends to the port its own `peer` names; an ephemeral one would never
+            // be it (review, session 46).
+            return Err(ConfigError::Invalid(format!(
+                "bind = \"{b}\": port 0 binds a random port, which the peer cannot know to \
+                 send to"
+            )));
+        }
         let why = if p.port() == 0 {
             Some("port 0 cannot be sent to")
         } else if p.ip().is_unspecified() {
@@ -666,6 +676,32 @@ impl Config {
         })
     }
 
+    /// A warning if a full frame's datagram exceeds 1500 bytes on the wire (the underlay's
+    /// usual path MTU): the kernel then fragments it, and losing either fragment loses the
+    /// frame, so the schemes face more loss than the path has (review, session 46).
+    pub fn mtu_warning(&self) -> Option<String> {
+        let ip_udp = if self.peer.is_ipv4() { 28 } else { 48 };
+        let largest =
+            usize::from(self.tun.mtu) + msll_proto::wire::HEAD_MAX + crate::wire::OVERHEAD + ip_udp;
+        (largest > UNDERLAY_MTU).then(|| {
+            format!(
+                "tun.mtu = {}: a full frame is a {largest}-byte datagram on the wire, over the \
+                 {UNDERLAY_MTU} bytes of a usual path, so it goes out in IP fragments and the \
+                 loss of either loses the frame; tun.mtu <= {} avoids it",
+                self.tun.mtu,
+                self.tun.mtu as usize - (largest - UNDERLAY_MTU)
+            )
+        })
+    }
+
+    /// Every warning about this configuration (`mslld check` prints them, `run` logs them).
+    pub fn warnings(&self) -> Vec<String> {
+        [self.key_file_warning(), self.mtu_warning()]
+            .into_iter()
+            .flatten()
+            .collect()
+    }
+
     pub fn psk(&self) -> Result<Psk, ConfigError> {
         let (text, field) = match (&self.key, &self.key_file) {
             (Some(k), None) => (k.clone(), "key".to_string()),
@@ -833,6 +869,47 @@ delay_ms = 10
         assert_eq!(ep.classifier().classify(&with_tos(0x02)), 2, "as asked");
     }
 
+    /// A TUN MTU whose full frames exceed a 1500-byte path warns, naming the largest that fits
+    /// (1400, the example's, fits over IPv4 and IPv6).
+    #[test]
+    fn a_tun_mtu_that_fragments_the_underlay_warns() {
+        let good = SAMPLE.replace(r#""bulk"]"#, r#""bulk", "rt"]"#);
+        let with = |mtu: u16, v6: bool| {
+            let mut t = good.replace(
+                "address = \"198.19.0.1\"",
+                &format!("address = \"198.19.0.1\"\nmtu = {mtu}"),
+            );
+            if v6 {
+                t = t
+                    .replace("127.0.0.1:7000", "[::1]:7000")
+                    .replace("127.0.0.1:7001", "[::1]:7001");
+            }
+            Config::from_toml(&t).unwrap().mtu_warning()
+        };
+        assert_eq!(with(1400, false), None);
+        assert_eq!(with(1400, true), None);
+        let w = with(1500, false).expect("a warning");
+        assert!(
+            w.contains("tun.mtu = 1500") && w.contains("1576-byte"),
+            "{w}"
+        );
+        let fits: u16 = w
+            .rsplit("tun.mtu <= ")
+            .next()
+            .unwrap()
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert_eq!(with(fits, false), None);
+        assert!(with(fits + 1, false).is_some());
+        assert!(
+            with(fits, true).is_some(),
+            "IPv6 headers are 20 bytes longer"
+        );
+    }
+
     #[test]
     fn mss_clamp_values() {
         let good = SAMPLE.replace(r#""bulk"]"#, r#""bulk", "rt"]"#);
@@ -884,6 +961,7 @@ delay_ms = 10
             ),
             ("bind =", "hello_interval_s = 1e-9\nbind ="),
             ("bind =", "hello_interval_s = 1e9\nbind ="),
+            ("127.0.0.1:7000", "127.0.0.1:0"),
             // Under two hello intervals (1 s by default), above a day, not a number.
             ("bind =", "peer_timeout_s = 1.5\nbind ="),
             ("bind =", "peer_timeout_s = 1e6\nbind ="),

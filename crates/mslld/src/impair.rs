@@ -26,6 +26,9 @@ pub struct Lossy {
     rate: DataRate,
     delay: Duration,
     cap: usize,
+    /// Bytes the line may hold (`with_byte_cap`): unbounded by default.
+    byte_cap: usize,
+    bytes: usize,
     line: VecDeque<(Instant, Vec<u8>)>,
     pub lost: u64,
     pub overflow: u64,
@@ -69,10 +72,19 @@ impl Lossy {
             rate,
             delay,
             cap: cap.max(1),
+            byte_cap: usize::MAX,
+            bytes: 0,
             line: VecDeque::new(),
             lost: 0,
             overflow: 0,
         })
+    }
+
+    /// Also bound the bytes held. The line holds datagrams before authentication, and anyone
+    /// can send 64 KiB ones: `cap` of them were 1 GiB (review, session 46).
+    pub fn with_byte_cap(mut self, bytes: usize) -> Self {
+        self.byte_cap = bytes.max(1);
+        self
     }
 
     /// A datagram arrived at `now`: drop it, or hold it until `now + delay`.
@@ -83,18 +95,21 @@ impl Lossy {
             self.lost += 1;
             return;
         }
-        if self.line.len() >= self.cap {
+        if self.line.len() >= self.cap || datagram.len() > self.byte_cap - self.bytes {
             self.overflow += 1;
             return;
         }
         // Constant delay keeps the line in arrival order, so a FIFO suffices.
+        self.bytes += datagram.len();
         self.line.push_back((now + self.delay, datagram));
     }
 
     /// The next datagram whose delay has elapsed.
     pub fn pop_due(&mut self, now: Instant) -> Option<Vec<u8>> {
         if self.line.front()?.0 <= now {
-            self.line.pop_front().map(|(_, d)| d)
+            let d = self.line.pop_front().map(|(_, d)| d)?;
+            self.bytes -= d.len();
+            Some(d)
         } else {
             None
         }
@@ -112,6 +127,32 @@ impl Lossy {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Datagrams are refused once the line holds its byte budget, whatever their number, and
+    /// room comes back as they leave.
+    #[test]
+    fn the_line_is_bounded_in_bytes_too() {
+        let rate = DataRate::from_bps(10_000_000).unwrap();
+        let mut l = Lossy::from_spec(
+            &ErrorSpec::None {},
+            0,
+            Duration::from_millis(10),
+            rate,
+            1000,
+            Path::new("."),
+        )
+        .unwrap()
+        .with_byte_cap(200_000);
+        for i in 0..10 {
+            l.arrive(Instant::from_nanos(i), vec![0; 65_000]);
+        }
+        assert_eq!((l.held(), l.overflow), (3, 7));
+        l.arrive(Instant::from_nanos(20), vec![0; 5_000]);
+        assert_eq!((l.held(), l.overflow), (4, 7), "small ones still fit");
+        assert!(l.pop_due(Instant::from_nanos(10_000_001)).is_some());
+        l.arrive(Instant::from_nanos(30), vec![0; 65_000]);
+        assert_eq!((l.held(), l.overflow), (4, 7), "room again");
+    }
 
     #[test]
     fn bernoulli_loss_rate_and_delay() {

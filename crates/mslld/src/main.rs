@@ -159,7 +159,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
         Cmd::Run { config, log_json } => {
             init_logs(log_json);
             let cfg = Config::from_file(&config)?;
-            if let Some(w) = cfg.key_file_warning() {
+            for w in cfg.warnings() {
                 tracing::warn!("{w}");
             }
             run_daemon(cfg)
@@ -231,7 +231,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
         }
         Cmd::Check { config } => {
             let mut cfg = Config::from_file(&config)?;
-            if let Some(w) = cfg.key_file_warning() {
+            for w in cfg.warnings() {
                 eprintln!("warning: {w}");
             }
             // Never echo the secret.

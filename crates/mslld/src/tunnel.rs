@@ -289,6 +289,8 @@ pub struct Tunnel {
     digest: u64,
     /// The last mismatched digest a peer sent, warned about once.
     mismatch_warned: Option<u64>,
+    /// Wire versions (bit per version nibble) other than ours already warned about.
+    versions_warned: u16,
 }
 
 impl Tunnel {
@@ -299,12 +301,17 @@ impl Tunnel {
         let psk = cfg.psk()?;
         let n = cfg.msll.config.services.len();
         let lossy = match &cfg.impair {
-            Some(im) => Some(Lossy::new(
-                im,
-                cfg.rate(),
-                cfg.limits.delay_line,
-                &cfg.base_dir,
-            )?),
+            // As many of our own largest datagrams as `limits.delay_line` counts, in bytes
+            // too: the line holds datagrams from anyone, before authentication.
+            Some(im) => Some(
+                Lossy::new(im, cfg.rate(), cfg.limits.delay_line, &cfg.base_dir)?.with_byte_cap(
+                    cfg.limits.delay_line.saturating_mul(
+                        usize::from(cfg.tun.mtu)
+                            + msll_proto::wire::HEAD_MAX
+                            + crate::wire::OVERHEAD,
+                    ),
+                ),
+            ),
             None => None,
         };
         Ok(Tunnel {
@@ -337,6 +344,7 @@ impl Tunnel {
             now: Instant::ZERO,
             digest: cfg.link_digest(),
             mismatch_warned: None,
+            versions_warned: 0,
             cfg: cfg.clone(),
         })
     }
@@ -427,6 +435,24 @@ impl Tunnel {
             Err(e) => {
                 self.counters.malformed += 1;
                 debug!(len = datagram.len(), error = %e, "malformed datagram");
+                // A datagram of another wire version (a peer upgraded alone) was only a debug
+                // line: the link never came up with no word why (review, session 46). Warned
+                // once per version: these bytes are not authenticated.
+                if let DecodeError::BadType(b0) = e {
+                    let v = b0 >> 4;
+                    if v != crate::wire::VERSION
+                        && datagram.len() >= crate::wire::OVERHEAD
+                        && self.versions_warned & (1 << v) == 0
+                    {
+                        self.versions_warned |= 1 << v;
+                        warn!(
+                            theirs = v,
+                            ours = crate::wire::VERSION,
+                            "datagram of another wire version (unauthenticated): is the peer \
+                             running another mslld release?"
+                        );
+                    }
+                }
                 return;
             }
         };
