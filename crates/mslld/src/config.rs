@@ -35,6 +35,7 @@
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 
+use msll_proto::service::{SchemeConfig, SnoopSegments};
 use msll_proto::{DataRate, Duration, Endpoint, LinkInfo, MsllConfig, Role};
 use msll_sim::error_model::ErrorSpec;
 use serde::{Deserialize, Serialize};
@@ -483,15 +484,33 @@ impl Config {
     /// two low bits (ECT(0) = `0x02`, a router's CE mark `0x03`), and with the whole byte an
     /// ECN-capable flow went to service 2 and, once marked, to service 3 mid-flow (review,
     /// session 46; documented as a hazard since session 41).
+    ///
+    /// `segments` of a Snoop service: `"real"`. The simulator's one-way TCP agents send the
+    /// segments ns-2's Snoop was written for; real stacks piggyback ACKs on data, send window
+    /// updates and resets, which that reading gets wrong (`SnoopSegments`; review, session 46).
     fn apply_tunnel_defaults(&mut self, text: &str) {
-        let given = text.parse::<toml::Table>().ok().is_some_and(|t| {
-            t.get("msll")
-                .and_then(|m| m.get("classifier"))
-                .and_then(|c| c.get("ds_mask"))
-                .is_some()
-        });
+        let table = text.parse::<toml::Table>().ok();
+        let msll = table.as_ref().and_then(|t| t.get("msll"));
+        let given = msll
+            .and_then(|m| m.get("classifier"))
+            .and_then(|c| c.get("ds_mask"))
+            .is_some();
         if !given {
             self.msll.config.classifier.ds_mask = TUNNEL_DS_MASK;
+        }
+        let services = msll
+            .and_then(|m| m.get("services"))
+            .and_then(|s| s.as_array());
+        for (i, s) in self.msll.config.services.iter_mut().enumerate() {
+            if let SchemeConfig::Snoop { segments, .. } = s {
+                let given = services
+                    .and_then(|v| v.get(i))
+                    .and_then(|x| x.get("segments"))
+                    .is_some();
+                if !given {
+                    *segments = SnoopSegments::Real;
+                }
+            }
         }
     }
 
@@ -908,6 +927,23 @@ delay_ms = 10
             with(fits, true).is_some(),
             "IPv6 headers are 20 bytes longer"
         );
+    }
+
+    /// A Snoop service in the tunnel reads real TCP segments unless the file says otherwise.
+    #[test]
+    fn tunnel_snoop_reads_real_segments_by_default() {
+        let snoop = |extra: &str| {
+            let t = SAMPLE.replace(r#""bulk"]"#, r#""bulk", "rt"]"#).replace(
+                r#"{ kind = "sr", nak_policy = "per-frame" }"#,
+                &format!(r#"{{ kind = "snoop"{extra} }}"#),
+            );
+            match &Config::from_toml(&t).unwrap().msll.config.services[1] {
+                SchemeConfig::Snoop { segments, .. } => *segments,
+                other => panic!("{other:?}"),
+            }
+        };
+        assert_eq!(snoop(""), SnoopSegments::Real);
+        assert_eq!(snoop(r#", segments = "ns2""#), SnoopSegments::Ns2);
     }
 
     #[test]

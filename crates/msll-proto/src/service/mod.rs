@@ -39,7 +39,7 @@ pub use hdlc::{Hdlc, HdlcConfig, HdlcMode, RetryLimit};
 pub use raw::Raw;
 pub use rlp::{Delivery, Rlp, RlpConfig};
 pub use rse::{Rse, RseConfig};
-pub use snoop::{Snoop, SnoopConfig, SnoopState};
+pub use snoop::{Snoop, SnoopConfig, SnoopSegments, SnoopState};
 pub use sr::{NakPolicy, RetransmitTimer, Sr, SrConfig};
 pub use status_rlp::{Sequencing, StatusRlp, StatusRlpConfig};
 pub use xor::{Xor, XorConfig};
@@ -897,6 +897,10 @@ pub enum SchemeConfig {
         /// labels of default Snoop runs are unchanged.
         #[serde(default = "default_true", skip_serializing_if = "is_true")]
         local_timer: bool,
+        /// How segments are read: as ns-2's one-way agents send them (default) or as real TCP
+        /// stacks do (`SnoopSegments`; for the tunnel). Omitted when the default.
+        #[serde(default, skip_serializing_if = "SnoopSegments::is_ns2")]
+        segments: SnoopSegments,
     },
 }
 
@@ -1010,9 +1014,24 @@ impl SchemeConfig {
                 check_idle_timeout("RSE/Ad", *adaptive, *idle_timeout_ms)
             }
             SchemeConfig::Snoop {
-                tick_ms, buffer, ..
+                tick_ms,
+                buffer,
+                state,
+                segments,
+                ..
             } => {
                 check_range("buffer", *buffer, 1..=u16::MAX)?;
+                if *segments == SnoopSegments::Real && *state == SnoopState::HostPair {
+                    // Real connections start at unrelated random sequence numbers: one shared
+                    // `last_ack` lets an ACK of one free half of another's cache (review,
+                    // session 46).
+                    return Err(
+                        "state = \"host-pair\": with segments = \"real\" the state must \
+                                be \"connection\" (real connections' sequence numbers are \
+                                unrelated)"
+                            .into(),
+                    );
+                }
                 check_ms("tick_ms", *tick_ms)
             }
         }
@@ -1253,10 +1272,14 @@ impl SchemeConfig {
                 buffer,
                 max_rxmit,
                 local_timer,
+                segments,
                 ..
             } => {
                 if *state == SnoopState::HostPair {
                     l.push_str("-host-pair");
+                }
+                if *segments == SnoopSegments::Real {
+                    l.push_str("-real");
                 }
                 if *eln {
                     l.push_str("-eln");
@@ -1290,6 +1313,7 @@ impl SchemeConfig {
                 buffer,
                 max_rxmit,
                 local_timer,
+                segments,
             } => Box::new(Snoop::new(SnoopConfig {
                 state: *state,
                 eln: *eln,
@@ -1297,6 +1321,7 @@ impl SchemeConfig {
                 buffer: (*buffer).max(1),
                 max_rxmit: *max_rxmit,
                 local_timer: *local_timer,
+                segments: *segments,
             })),
             SchemeConfig::Gbn {
                 window,
@@ -1522,6 +1547,7 @@ impl SchemeConfig {
                 buffer: default_snoop_buffer(),
                 max_rxmit: default_snoop_rxmit(),
                 local_timer: true,
+                segments: SnoopSegments::Ns2,
             }),
             _ if name.starts_with("rse") => {
                 let (rest, adaptive) = match name.strip_prefix("rse-ad") {

@@ -104,6 +104,31 @@ pub enum SnoopState {
     HostPair,
 }
 
+/// How Snoop reads segments (`SnoopConfig::segments`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SnoopSegments {
+    /// As ns-2 does, whose TCP agents are one-way (ns2-semantics.md sec. 3): a segment with
+    /// payload is data and its ACK field means nothing, a pure ACK is an ACK, and a duplicate ACK
+    /// is one that repeats the last ACK number. The simulator's agents send exactly such
+    /// segments (data carries ACK 0).
+    #[default]
+    Ns2,
+    /// As real TCP stacks send them (the tunnel; review, session 46): the ACK field of a data
+    /// segment from the wireless host also acknowledges (a piggybacked ACK, or a SYN-ACK,
+    /// frees the cache), but only a pure ACK that repeats both the ACK number and the
+    /// advertised window counts as a duplicate (RFC 5681: a window update is not one), and a
+    /// RST from either end forgets the connection (its cached packets were resent up to
+    /// `max_rxmit` times to a closed connection).
+    Real,
+}
+
+impl SnoopSegments {
+    pub fn is_ns2(&self) -> bool {
+        *self == SnoopSegments::Ns2
+    }
+}
+
 /// Resolved Snoop parameters.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SnoopConfig {
@@ -121,6 +146,7 @@ pub struct SnoopConfig {
     /// runs (and is re-armed and cancelled as usual), but its expiry retransmits nothing, so only
     /// duplicate ACKs trigger local recovery (docs/www.md "Snoop on WWW").
     pub local_timer: bool,
+    pub segments: SnoopSegments,
 }
 
 impl Default for SnoopConfig {
@@ -134,6 +160,7 @@ impl Default for SnoopConfig {
             max_rxmit: DEFAULT_MAX_RXMIT,
             eln: false,
             local_timer: true,
+            segments: SnoopSegments::Ns2,
         }
     }
 }
@@ -177,6 +204,8 @@ struct TcpInfo {
     flags: u8,
     /// Offset of the TCP flags byte in the packet.
     flags_at: usize,
+    /// The advertised window (`SnoopSegments::Real` tells window updates from duplicates).
+    window: u16,
 }
 
 fn parse_tcp(p: &[u8]) -> Option<TcpInfo> {
@@ -205,6 +234,7 @@ fn parse_tcp(p: &[u8]) -> Option<TcpInfo> {
         data: end > hdr || tcp.flags & (TcpRepr::SYN | TcpRepr::FIN) != 0,
         flags: tcp.flags,
         flags_at: ip.header_len + 13,
+        window: tcp.window,
     })
 }
 
@@ -252,6 +282,8 @@ struct Conn {
     wl_last_ack: Option<u32>,
     /// Last time a packet of this connection passed (for forgetting abandoned ones).
     last_active: Instant,
+    /// `SnoopSegments::Real`: the window the last ACK from the wireless host advertised.
+    last_window: Option<u16>,
 }
 
 impl Conn {
@@ -270,6 +302,7 @@ impl Conn {
             wl_seen: BTreeSet::new(),
             wl_last_ack: None,
             last_active: now,
+            last_window: None,
         }
     }
 
@@ -509,8 +542,23 @@ impl Snoop {
         Verdict::Suppress
     }
 
+    /// Forget a connection (`SnoopSegments::Real`: it was reset).
+    fn forget(&mut self, key: Key) {
+        if let Some(c) = self.conns.remove(&key) {
+            self.retimed(c.timer.deadline(), None);
+        }
+    }
+
     /// `snoop_ack`: an ACK from the wireless host. Returns whether to deliver it to IP.
-    fn on_ack_up(&mut self, now: Instant, key: Key, ack: u32, out: &mut Outbox) -> Verdict {
+    /// `real`: with `SnoopSegments::Real`, whether the segment is a pure ACK, and its window.
+    fn on_ack_up(
+        &mut self,
+        now: Instant,
+        key: Key,
+        ack: u32,
+        real: Option<(bool, u16)>,
+        out: &mut Outbox,
+    ) -> Verdict {
         let Some(c) = self.conns.get_mut(&key).filter(|c| c.alive) else {
             return Verdict::Propagate; // no data seen for this connection
         };
@@ -523,6 +571,7 @@ impl Snoop {
             c,
             now,
             ack,
+            real,
             out,
         );
         let new = c.timer.deadline();
@@ -539,11 +588,19 @@ impl Snoop {
         c: &mut Conn,
         now: Instant,
         ack: u32,
+        real: Option<(bool, u16)>,
         out: &mut Outbox,
     ) -> Verdict {
         c.last_active = now;
         if lt(ack, c.last_ack) {
             return Verdict::Propagate; // an old ACK, out of order
+        }
+        if let Some((pure, window)) = real {
+            // RFC 5681's duplicate: no data, the same ACK number and the same window.
+            let same_window = c.last_window.replace(window) == Some(window);
+            if ack == c.last_ack && !(pure && same_window) {
+                return Verdict::Propagate;
+            }
         }
         if ack == c.last_ack {
             // Duplicate ACK.
@@ -666,6 +723,12 @@ impl Service for Snoop {
         self.stats.packets_in += 1;
         let bytes = packet.into_bytes();
         match parse_tcp(&bytes) {
+            Some(t) if t.flags & TcpRepr::RST != 0 && !self.cfg.segments.is_ns2() => {
+                // The wired end reset the connection: nothing cached is wanted any more.
+                let key = self.key(t.src, t.dst);
+                self.forget(key);
+                self.forward(bytes, out);
+            }
             Some(t) if t.data => {
                 // Towards the wireless host: src is the wired end.
                 let key = self.key(t.src, t.dst);
@@ -700,12 +763,24 @@ impl Service for Snoop {
             // Up from the wireless host: dst is the wired end. Only a segment with the ACK
             // flag and no RST is an ACK (ns-2 classifies by packet type): a RST's ack field
             // may be anything, and took as a new ACK it emptied the cache (review, session 41).
+            Some(t) if t.flags & TcpRepr::RST != 0 && !self.cfg.segments.is_ns2() => {
+                // The wireless host reset the connection.
+                let key = self.key(t.dst, t.src);
+                self.forget(key);
+                Verdict::Propagate
+            }
             Some(t) if !t.data && t.flags & (TcpRepr::ACK | TcpRepr::RST) == TcpRepr::ACK => {
                 let key = self.key(t.dst, t.src);
-                self.on_ack_up(now, key, t.ack, out)
+                let real = (!self.cfg.segments.is_ns2()).then_some((true, t.window));
+                self.on_ack_up(now, key, t.ack, real, out)
             }
             Some(t) if t.data => {
                 let key = self.key(t.dst, t.src);
+                if !self.cfg.segments.is_ns2() && t.flags & TcpRepr::ACK != 0 {
+                    // A piggybacked ACK (or a SYN-ACK) acknowledges too; as it carries data,
+                    // it is never a duplicate and always delivered.
+                    let _ = self.on_ack_up(now, key, t.ack, Some((false, t.window)), out);
+                }
                 self.on_data_up(now, key, t.seq);
                 Verdict::Propagate
             }

@@ -743,3 +743,135 @@ fn real_tcp_syns_rsts_fragments_and_eln_checksums() {
     assert_ne!(b[33] & TcpRepr::ECE, 0, "marked");
     assert!(tcp_checksum(&mut b, false), "checksum still valid");
 }
+
+fn real_snoop() -> Snoop {
+    Snoop::new(SnoopConfig {
+        segments: crate::service::SnoopSegments::Real,
+        ..SnoopConfig::default()
+    })
+}
+
+/// An upward segment from the wireless host: `len` bytes in all, `window`, flags.
+fn up_frame(ack_n: u32, flags: u8, len: usize, window: u16) -> Frame {
+    let p = tcp(
+        (MH, 2000),
+        (FH, 1000),
+        7,
+        ack_n.wrapping_mul(SEG),
+        flags,
+        len,
+    );
+    let mut b = p.into_bytes().to_vec();
+    b[34..36].copy_from_slice(&window.to_be_bytes());
+    Frame::new(&[0x0], crate::Buf::from(b))
+}
+
+/// `segments = "real"` (review, session 46): the ACK field of a data segment from the wireless
+/// host acknowledges (ns-2's reading ignores it, and the cache stayed full until the timer
+/// resent packets the host had), and such a segment is never taken for a duplicate.
+#[test]
+fn real_segments_take_piggybacked_acks() {
+    for real in [false, true] {
+        let mut s = if real { real_snoop() } else { snoop() };
+        send_all(&mut s, ms(0), 0..4);
+        // The wireless host answers with data that acknowledges all four, twice.
+        for t in [100, 110, 120] {
+            let o = feed(
+                &mut s,
+                ms(t),
+                up_frame(4, TcpRepr::PSH | TcpRepr::ACK, 540, 0xffff),
+            );
+            assert_eq!(o.packets.len(), 1, "data is always delivered");
+            assert!(o.frames.is_empty(), "never a local retransmission");
+        }
+        if real {
+            assert_eq!(s.poll_timeout(), None, "the cache is free: no timer");
+        } else {
+            assert!(
+                s.poll_timeout().is_some(),
+                "ns-2 reading: the cache holds on"
+            );
+        }
+    }
+}
+
+/// `segments = "real"`: an ACK that repeats the ACK number with another window is a window
+/// update, not a duplicate (RFC 5681): it passes and triggers no local retransmission; the
+/// next one that repeats both is a duplicate as usual.
+#[test]
+fn real_segments_tell_window_updates_from_duplicates() {
+    let mut s = real_snoop();
+    send_all(&mut s, ms(0), 0..6);
+    let w = |n: u32, win: u16| up_frame(n, TcpRepr::ACK, 40, win);
+    assert_eq!(feed(&mut s, ms(300), w(1, 1000)).packets.len(), 1);
+    // Window updates: all pass, none acts.
+    for (t, win) in [(310, 2000), (320, 3000), (330, 4000)] {
+        let o = feed(&mut s, ms(t), w(1, win));
+        assert_eq!(o.packets.len(), 1, "window update at {t} ms passes");
+        assert!(o.frames.is_empty());
+    }
+    assert_eq!(s.stats().retransmissions, 0);
+    // Real duplicates (same window): the first passes, the second acts.
+    assert_eq!(feed(&mut s, ms(340), w(1, 4000)).packets.len(), 1);
+    let d = feed(&mut s, ms(350), w(1, 4000));
+    assert!(d.packets.is_empty());
+    assert_eq!(sent(&d), vec![1]);
+}
+
+/// `segments = "real"`: a RST from either end forgets the connection, so its timer resends
+/// nothing to a closed connection; ns-2's reading keeps resending.
+#[test]
+fn real_segments_forget_a_reset_connection() {
+    for (real, from_wired) in [(true, true), (true, false), (false, true)] {
+        let mut s = if real { real_snoop() } else { snoop() };
+        send_all(&mut s, ms(0), 0..3);
+        if from_wired {
+            let rst = tcp((FH, 1000), (MH, 2000), 3 * SEG, 0, TcpRepr::RST, 40);
+            assert_eq!(send(&mut s, ms(10), rst).frames.len(), 1, "forwarded");
+        } else {
+            let o = feed(
+                &mut s,
+                ms(10),
+                up_frame(0, TcpRepr::RST | TcpRepr::ACK, 40, 0),
+            );
+            assert_eq!(o.packets.len(), 1, "delivered");
+        }
+        let mut resent = 0;
+        let mut t = ms(10);
+        while let Some(d) = s.poll_timeout().filter(|&d| d < ms(60_000)) {
+            t = d.max(t);
+            resent += timeout(&mut s, t).frames.len();
+        }
+        if real {
+            assert_eq!(
+                (resent, s.connections()),
+                (0, 0),
+                "from wired: {from_wired}"
+            );
+        } else {
+            assert!(resent > 0);
+        }
+    }
+}
+
+/// `segments = "real"` needs per-connection state: host pairs are refused, naming the field.
+#[test]
+fn real_segments_refuse_host_pair_state() {
+    let with = |st: SnoopState| {
+        let mut c = SchemeConfig::from_name("snoop").unwrap();
+        if let SchemeConfig::Snoop {
+            state, segments, ..
+        } = &mut c
+        {
+            *segments = crate::service::SnoopSegments::Real;
+            *state = st;
+        }
+        c
+    };
+    assert!(with(SnoopState::Connection).validate().is_ok());
+    assert_eq!(with(SnoopState::Connection).label(), "snoop-real");
+    let c = with(SnoopState::HostPair);
+    let e = c.validate().unwrap_err();
+    assert!(e.contains("host-pair") && e.contains("real"), "{e}");
+    assert_eq!(c.label(), "snoop-host-pair-real");
+}
