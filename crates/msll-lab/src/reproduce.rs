@@ -313,8 +313,9 @@ fn quicken(p: &mut Point) {
 ///     SABME T1 sent while the first UA was on its way) restarts the initiator's receiver, as
 ///     the peer restarted its numbers (original reset), and a SABME T1 asked for is not sent
 ///     after the answer came (both: review, session 46). The video app counts a delivery at the
-///     window's last instant in goodput as it does in RTPI. None of the golden check's points
-///     moves; the full catalogue only where a UA takes longer than T1.
+///     window's last instant in goodput as it does in RTPI. The classifier reads no ports from
+///     any IPv4 fragment (the first one's went to a port rule, the rest elsewhere). None of
+///     the golden check's points moves.
 pub const MODEL_REVISION: u32 = 27;
 
 /// How a cached run is written, part of its key like `MODEL_REVISION`: 2 since session 37, when

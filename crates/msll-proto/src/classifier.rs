@@ -178,8 +178,11 @@ pub struct HeaderFields {
 impl HeaderFields {
     /// The fields of an IPv4 or IPv6 header; `None` for anything else.
     ///
-    /// Ports are read only where a transport header really starts: not from an IPv4 fragment
-    /// other than the first (its first bytes are payload), and for IPv6 only when the fixed
+    /// Ports are read only from a whole IPv4 datagram: not from a fragment other than the first
+    /// (its first bytes are payload), and not from the first either, so that a port rule
+    /// sends every fragment of a datagram to one service (review, session 46: the first went
+    /// to the rule's service, the rest to the DS lookup or the default, and the datagram then
+    /// depended on two schemes); and for IPv6 only when the fixed
     /// header is followed directly by TCP or UDP (`protocol` is then the first next-header value,
     /// an extension header's number otherwise). IPv6's traffic class stands in for the TOS byte,
     /// so DS-field rules work for both.
@@ -193,9 +196,10 @@ impl HeaderFields {
             6 => return None,
             _ => {
                 let ip = Ipv4Repr::parse(packet).ok()?;
-                let first_fragment = u16::from_be_bytes([packet[6], packet[7]]) & 0x1fff == 0;
+                // More fragments (0x2000) or an offset (0x1fff): a fragment.
+                let whole = u16::from_be_bytes([packet[6], packet[7]]) & 0x3fff == 0;
                 let rest = match packet.get(ip.header_len..) {
-                    Some(r) if first_fragment => r,
+                    Some(r) if whole => r,
                     _ => &[],
                 };
                 (ip.protocol, ip.tos, rest)
@@ -569,19 +573,24 @@ mod tests {
         // Behind an extension header (hop-by-hop, 0) no ports are read: not real-time.
         assert_eq!(h.classify(&ip6(0, 0, (5010, 5010))), 0);
 
-        // A later IPv4 fragment starts with payload, not ports: a port rule must not match it,
-        // while the first fragment (offset 0, MF set) still matches.
-        let mut first = ip(IpProto::UDP, 0, Some((5010, 5010)), 60)
+        // A later IPv4 fragment starts with payload, not ports, and the first one's ports would
+        // send it elsewhere than the rest: no fragment matches a port rule, so all of a
+        // datagram's fragments go to one service (session 46; before, the first went to the
+        // real-time service and the rest to the DS lookup).
+        let whole = ip(IpProto::UDP, 0, Some((5010, 5010)), 60)
             .as_slice()
             .to_vec();
+        assert_eq!(h.classify(&Packet::from_vec(whole.clone())), 2);
+        let mut first = whole.clone();
         first[6] = 0x20; // MF
-        assert_eq!(h.classify(&Packet::from_vec(first.clone())), 2);
+        assert_eq!(h.classify(&Packet::from_vec(first.clone())), 0);
         let mut later = first.clone();
         later[6] = 0x00;
         later[7] = 0x05; // offset 40 bytes, payload bytes that look like real-time ports
         assert_eq!(h.classify(&Packet::from_vec(later)), 0);
+        assert_eq!(HeaderFields::parse(&first).map(|f| f.ports), Some(None));
         assert_eq!(
-            HeaderFields::parse(&first).map(|f| f.ports),
+            HeaderFields::parse(&whole).map(|f| f.ports),
             Some(Some((5010, 5010)))
         );
     }
