@@ -314,8 +314,10 @@ fn quicken(p: &mut Point) {
 ///     the peer restarted its numbers (original reset), and a SABME T1 asked for is not sent
 ///     after the answer came (both: review, session 46). The video app counts a delivery at the
 ///     window's last instant in goodput as it does in RTPI. The classifier reads no ports from
-///     any IPv4 fragment (the first one's went to a port rule, the rest elsewhere). None of
-///     the golden check's points moves.
+///     any IPv4 fragment (the first one's went to a port rule, the rest elsewhere). HDLC fills
+///     a queued RR's N(R) in when it leaves, and drops a queued REJ or SREJ whose frame arrived
+///     meanwhile (it sent the peer back over frames already received). The golden check's seed
+///     002 ch. 4 MAC points of MDLP (L1-L7) move: their frames wait for the medium.
 pub const MODEL_REVISION: u32 = 27;
 
 /// How a cached run is written, part of its key like `MODEL_REVISION`: 2 since session 37, when

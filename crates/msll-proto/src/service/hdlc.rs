@@ -252,7 +252,17 @@ impl Hdlc {
             self.ctrl
                 .retain(|c| matches!(c, HdlcFrame::Ua | HdlcFrame::UaAck { .. }));
         }
-        if let Some(c) = self.ctrl.pop_front() {
+        while let Some(c) = self.ctrl.pop_front() {
+            // A control frame queued behind a handed one says what held then; it leaves with
+            // what holds now (real HDLC fills N(R) in at transmission; review, session 46: a
+            // REJ for a frame that arrived meanwhile made the sender go back over frames the
+            // receiver had).
+            let c = match c {
+                HdlcFrame::Rr { .. } => HdlcFrame::Rr { nr: self.vr },
+                HdlcFrame::Rej { .. } if !self.rejected => continue,
+                HdlcFrame::Srej { seq } if !self.still_missing(seq) => continue,
+                c => c,
+            };
             let kind = match c {
                 HdlcFrame::Rej { .. } | HdlcFrame::Srej { .. } => SentKind::Nak,
                 _ => SentKind::Ack,
@@ -295,6 +305,12 @@ impl Hdlc {
                 self.send(now, kind, Handed::Data(seq), f, out);
             }
         }
+    }
+
+    /// Whether MDLP frame `seq` is still missing at the receiver (an SREJ for it is due).
+    fn still_missing(&self, seq: u8) -> bool {
+        let d = (seq.wrapping_sub(self.vr) % SEQ_MOD) as usize;
+        d < self.rx_span && matches!(self.rx[d], RxSlot::Missing)
     }
 
     fn queue_retx(&mut self, seq: u8) {

@@ -600,3 +600,38 @@ fn an_answered_resync_sends_no_stale_sabme() {
     let after = flush(&mut s, ms(2010), &mut out);
     assert!(!after.contains(&HdlcFrame::Sabme), "{after:?}");
 }
+
+/// Review finding (session 46): a REJ or SREJ that waited behind a handed frame while the frame
+/// it asks for arrived (a T1 retransmission already on its way) is not sent: it would make the
+/// sender go back over frames the receiver has (REJ) or resend one it has (SREJ).
+#[test]
+fn a_naks_answered_before_it_leaves_is_not_sent() {
+    for mode in [HdlcMode::Lapb, HdlcMode::Mdlp] {
+        let mut r = Hdlc::new(HdlcConfig::seed002(mode));
+        let mut out = Outbox::default();
+        r.handle_frame(ms(0), i_frame(0), &mut out);
+        r.handle_timeout(ms(300), &mut out); // T2: an RR, handed and not yet reported
+        let rr = std::mem::take(&mut out.frames);
+        assert_eq!(rr.len(), 1, "{mode:?}");
+        r.handle_frame(ms(310), i_frame(2), &mut out); // 1 missing: a NAK waits behind the RR
+        r.handle_frame(ms(320), i_frame(1), &mut out); // 1 comes after all
+        assert!(out.frames.is_empty());
+        r.handle_transmitted(ms(330), &rr[0]);
+        r.handle_timeout(ms(330), &mut out);
+        let after = flush(&mut r, ms(330), &mut out);
+        assert!(
+            !after
+                .iter()
+                .any(|f| matches!(f, HdlcFrame::Rej { .. } | HdlcFrame::Srej { .. })),
+            "{mode:?}: {after:?}"
+        );
+        // Later acknowledgements say what holds then.
+        r.handle_timeout(ms(2000), &mut out);
+        let later = flush(&mut r, ms(2000), &mut out);
+        let want = if mode == HdlcMode::Lapb { 2 } else { 3 };
+        assert!(
+            later.iter().all(|f| *f == HdlcFrame::Rr { nr: want }),
+            "{mode:?}: {later:?}"
+        );
+    }
+}
