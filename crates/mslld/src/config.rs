@@ -495,23 +495,61 @@ impl Config {
             .and_then(|m| m.get("classifier"))
             .and_then(|c| c.get("ds_mask"))
             .is_some();
-        if !given {
+        // A DS table written for the whole byte (an entry with ECN bits) keeps it: under the
+        // DSCP mask its entry `ds = 1` would take every TOS-0 packet (review, session 46).
+        let table_uses_ecn_bits = self
+            .msll
+            .config
+            .classifier
+            .ds_table
+            .iter()
+            .any(|e| e.ds & !TUNNEL_DS_MASK != 0);
+        if !given && !table_uses_ecn_bits {
             self.msll.config.classifier.ds_mask = TUNNEL_DS_MASK;
         }
         let services = msll
             .and_then(|m| m.get("services"))
             .and_then(|s| s.as_array());
         for (i, s) in self.msll.config.services.iter_mut().enumerate() {
-            if let SchemeConfig::Snoop { segments, .. } = s {
+            if let SchemeConfig::Snoop {
+                segments, state, ..
+            } = s
+            {
                 let given = services
                     .and_then(|v| v.get(i))
                     .and_then(|x| x.get("segments"))
                     .is_some();
-                if !given {
+                // A host-pair Snoop (which `real` refuses) keeps the ns-2 reading it had.
+                if !given && *state == msll_proto::service::SnoopState::Connection {
                     *segments = SnoopSegments::Real;
                 }
             }
         }
+    }
+
+    /// The configuration as TOML that reads back the same: the tunnel's defaults above apply
+    /// to keys left out, so the keys whose serialised form leaves them out at the simulator's
+    /// defaults are written explicitly (`mslld check`; review, session 46: its output read
+    /// back with the other ds_mask and Snoop reading).
+    pub fn to_toml_explicit(&self) -> Result<String, toml::ser::Error> {
+        let mut v = toml::Value::try_from(self)?;
+        if let Some(msll) = v.get_mut("msll").and_then(|m| m.as_table_mut()) {
+            if let Some(c) = msll.get_mut("classifier").and_then(|c| c.as_table_mut()) {
+                c.insert(
+                    "ds_mask".into(),
+                    i64::from(self.msll.config.classifier.ds_mask).into(),
+                );
+            }
+            if let Some(list) = msll.get_mut("services").and_then(|s| s.as_array_mut()) {
+                for (x, s) in list.iter_mut().zip(&self.msll.config.services) {
+                    if let (Some(t), SchemeConfig::Snoop { segments, .. }) = (x.as_table_mut(), s) {
+                        let name = if segments.is_ns2() { "ns2" } else { "real" };
+                        t.insert("segments".into(), name.into());
+                    }
+                }
+            }
+        }
+        toml::to_string_pretty(&v)
     }
 
     pub fn validate(&self) -> Result<(), ConfigError> {
@@ -944,6 +982,57 @@ delay_ms = 10
         };
         assert_eq!(snoop(""), SnoopSegments::Real);
         assert_eq!(snoop(r#", segments = "ns2""#), SnoopSegments::Ns2);
+        // Host pairs keep the ns-2 reading (they are refused with `real`).
+        assert_eq!(snoop(r#", state = "host-pair""#), SnoopSegments::Ns2);
+    }
+
+    /// What `mslld check` prints reads back as the same configuration, the tunnel's own
+    /// defaults included (an explicit `ds_mask = 255`, a `segments = "ns2"` Snoop).
+    #[test]
+    fn the_printed_configuration_reads_back_the_same() {
+        let base = SAMPLE.replace(r#""bulk"]"#, r#""bulk", "rt"]"#);
+        for (from, to) in [
+            ("queue_limit = 256", "queue_limit = 256"),
+            (
+                r#"classifier = { kind = "heuristic","#,
+                r#"classifier = { ds_mask = 255, kind = "heuristic","#,
+            ),
+            (
+                r#"{ kind = "sr", nak_policy = "per-frame" }"#,
+                r#"{ kind = "snoop", segments = "ns2" }"#,
+            ),
+            (
+                r#"{ kind = "sr", nak_policy = "per-frame" }"#,
+                r#"{ kind = "snoop" }"#,
+            ),
+        ] {
+            let text = base.replace(from, to);
+            let a = Config::from_toml(&text).unwrap();
+            let printed = a.to_toml_explicit().unwrap();
+            let b = Config::from_toml(&printed).unwrap_or_else(|e| panic!("{e}\n{printed}"));
+            assert_eq!(a.msll.config, b.msll.config, "{to}\n{printed}");
+        }
+    }
+
+    /// A DS table written for the whole TOS byte keeps the whole byte.
+    #[test]
+    fn a_ds_table_with_ecn_bits_keeps_the_whole_byte() {
+        let t = SAMPLE.replace(r#""bulk"]"#, r#""bulk", "rt"]"#).replace(
+            r#"classifier = { kind = "heuristic", rules = [{ protocol = 6, service = 1 }, { protocol = 17, service = 2 }] }"#,
+            r#"classifier = { ds_table = [{ ds = 1, service = 1 }], ds_direct = false }"#,
+        );
+        let c = Config::from_toml(&t).unwrap();
+        assert_eq!(c.msll.config.classifier.ds_mask, 0xff);
+        let t = t.replace("ds = 1,", "ds = 184,");
+        assert_eq!(
+            Config::from_toml(&t)
+                .unwrap()
+                .msll
+                .config
+                .classifier
+                .ds_mask,
+            TUNNEL_DS_MASK
+        );
     }
 
     #[test]

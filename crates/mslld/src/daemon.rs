@@ -204,7 +204,15 @@ fn drain_udp(
     for _ in 0..max {
         match socket.try_recv_from(buf) {
             Ok((n, _)) => tunnel.on_datagram(now(), buf[..n].to_vec()),
-            Err(_) => break,
+            Err(e) => {
+                if e.kind() != std::io::ErrorKind::WouldBlock {
+                    let n = tunnel.count_recv_error();
+                    if n.is_power_of_two() {
+                        warn!(error = %e, failures = n, "UDP receive failed");
+                    }
+                }
+                break;
+            }
         }
     }
 }

@@ -238,7 +238,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             if cfg.key.is_some() {
                 cfg.key = Some("<redacted>".into());
             }
-            write!(o, "{}", toml::to_string_pretty(&cfg)?)?;
+            write!(o, "{}", cfg.to_toml_explicit()?)?;
             Ok(())
         }
     }

@@ -275,6 +275,8 @@ pub struct Tunnel {
     /// When the peer last sent an authentic datagram that echoed our session.
     last_heard: Option<Instant>,
     peer_timeout: Duration,
+    /// The link went down by `peer_timeout` and is not up again.
+    timed_out: bool,
     counters: Counters,
     retired: Vec<ServiceStats>,
     delays: Vec<DelayStat>,
@@ -335,6 +337,7 @@ impl Tunnel {
             hello_interval: Duration::from_secs_f64(cfg.hello_interval_s),
             last_heard: None,
             peer_timeout: cfg.peer_timeout(),
+            timed_out: false,
             counters: Counters::default(),
             retired: vec![ServiceStats::default(); n],
             delays: vec![DelayStat::default(); n],
@@ -515,6 +518,7 @@ impl Tunnel {
         }
         if echoed && !self.synced {
             self.synced = true;
+            self.timed_out = false;
             info!("link up: peer echoes our session");
         }
         if hdr.kind == Kind::Hello && !echoed {
@@ -580,6 +584,7 @@ impl Tunnel {
             }
         }
         self.synced = false;
+        self.timed_out = false;
     }
 
     /// Set service `service`'s scheduler rate r_i (relative; shares are r_i / sum r_j). Kept
@@ -652,6 +657,10 @@ impl Tunnel {
 
     fn seal(&mut self, kind: Kind, payload: impl FnOnce(&mut Vec<u8>)) {
         let echo = match kind {
+            // Taken down by `peer_timeout_s`: our hellos echo no session, which the peer
+            // answers at once (a hello that does not echo it), whatever its hello interval;
+            // echoing its session it would wait for its next one (review, session 46).
+            Kind::Hello if self.timed_out => 0,
             Kind::Hello => self.peer.hello_echo(),
             Kind::Data => self.peer.session.unwrap_or(0),
         };
@@ -678,19 +687,6 @@ impl Tunnel {
     }
 
     fn pump(&mut self, now: Instant) {
-        if self.peer_deadline().is_some_and(|d| now >= d) {
-            // A dead peer or a broken path (review, session 46: `link_up` stayed true for
-            // ever, and IP kept feeding schemes that could not deliver). The scheme state is
-            // kept: a peer that comes back without restarting continues where it was; one
-            // that restarted resets it (`Admit::NewSession`).
-            self.synced = false;
-            self.counters.peer_timeouts += 1;
-            warn!(
-                silent_s = (now - self.last_heard.unwrap_or(now)).as_secs_f64(),
-                "link down: nothing heard from the peer for peer_timeout_s"
-            );
-            self.next_hello = self.next_hello.min(now);
-        }
         self.feed_ingress(now);
         let mut due = std::mem::take(&mut self.rx_pending);
         if let Some(l) = &mut self.lossy {
@@ -703,6 +699,22 @@ impl Tunnel {
         }
         // Reuse the allocation.
         self.rx_pending = due;
+        // After what has arrived: a hello due at the deadline keeps the link up (review,
+        // session 46).
+        if self.peer_deadline().is_some_and(|d| now >= d) {
+            // A dead peer or a broken path (review, session 46: `link_up` stayed true for
+            // ever, and IP kept feeding schemes that could not deliver). The scheme state is
+            // kept: a peer that comes back without restarting continues where it was; one
+            // that restarted resets it (`Admit::NewSession`).
+            self.synced = false;
+            self.timed_out = true;
+            self.counters.peer_timeouts += 1;
+            warn!(
+                silent_s = (now - self.last_heard.unwrap_or(now)).as_secs_f64(),
+                "link down: nothing heard from the peer for peer_timeout_s"
+            );
+            self.next_hello = self.next_hello.min(now);
+        }
         if self.ep.poll_timeout().is_some_and(|t| t <= now) {
             let t = self.ep_time(now);
             self.ep.handle_timeout(t);

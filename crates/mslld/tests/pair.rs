@@ -448,8 +448,9 @@ fn a_silent_peer_takes_the_link_down_and_back_up() {
     );
     net.mute_b = false;
     net.got_b.clear();
-    // B's next hello (one interval at most) brings it back.
-    net.run_for(Duration::from_secs_f64(c.hello_interval_s + 0.1));
+    // A's hellos echo no session now, which B answers at once: up again within a round trip
+    // and a hello period of the down state (100 ms), not B's next hello (1 s).
+    net.run_for(Duration::from_millis(150));
     assert!(net.a.link_up());
     assert_eq!(net.a.counters().peer_restarts, 0);
     assert_eq!(net.a.counters().peer_timeouts, 1);
@@ -458,6 +459,34 @@ fn a_silent_peer_takes_the_link_down_and_back_up() {
     let got = seqs(&net.got_b);
     let tail: Vec<u32> = got.iter().copied().filter(|&s| s >= 2000).collect();
     assert_eq!(tail, (2000..2050).collect::<Vec<_>>(), "{got:?}");
+}
+
+/// A peer that says hello ten times less often than our timeout expects takes our idle link
+/// down now and then, but our hellos then echo no session and it answers at once: the link is
+/// up nearly all the time (review, session 46: it stayed down until the peer's next hello).
+#[test]
+fn a_slow_helloing_peer_keeps_the_link_up() {
+    let ca = config(SR_M2, 0.0, 0);
+    let mut cb = ca.clone();
+    cb.hello_interval_s = 10.0;
+    let mut net = Net::new(tunnel(&ca, 0xa, 1_000), tunnel(&cb, 0xb, 5_000));
+    net.run_for(Duration::from_millis(300));
+    let mut up = 0;
+    for _ in 0..300 {
+        net.run_for(Duration::from_millis(100));
+        up += usize::from(net.a.link_up());
+    }
+    assert!(
+        net.a.counters().peer_timeouts >= 2,
+        "{:?}",
+        net.a.counters()
+    );
+    assert!(up >= 290, "up in {up} of 300 samples");
+    assert!(net.b.link_up());
+    assert_eq!(
+        net.a.counters().peer_restarts + net.b.counters().peer_restarts,
+        0
+    );
 }
 
 #[test]

@@ -259,7 +259,9 @@ impl Hdlc {
             // receiver had).
             let c = match c {
                 HdlcFrame::Rr { .. } => HdlcFrame::Rr { nr: self.vr },
-                HdlcFrame::Rej { .. } if !self.rejected => continue,
+                // Only a REJ of the reject state in force (the missing frame may have come,
+                // and another gone missing since: its own REJ is queued behind).
+                HdlcFrame::Rej { nr } if !self.rejected || nr != self.vr => continue,
                 HdlcFrame::Srej { seq } if !self.still_missing(seq) => continue,
                 c => c,
             };
