@@ -978,16 +978,16 @@ mod tests {
     use msll_proto::{DataRate, Duration};
     use std::collections::BTreeSet;
 
+    /// `spec` built with the state and draw streams of replication `rep` of master seed `seed`.
+    fn built(spec: &ErrorSpec, seed: u64, rep: u32, dir: &Path) -> ErrorModel {
+        let st = Streams::new(seed, rep);
+        spec.build(st.per_replication("s"), st.per_replication("d"), dir)
+            .unwrap()
+    }
+
     /// Send `n` back-to-back frames of `bytes` at `bps` and return the measured loss rate.
     fn measure(spec: &ErrorSpec, bytes: usize, bps: u64, n: usize, warmup_s: f64) -> f64 {
-        let st = Streams::new(42, 3);
-        let mut m = spec
-            .build(
-                st.per_replication("s"),
-                st.per_replication("d"),
-                Path::new("."),
-            )
-            .unwrap();
+        let mut m = built(spec, 42, 3, Path::new("."));
         let tx = DataRate::from_bps(bps).unwrap().tx_time(bytes);
         let mut t = Instant::from_secs_f64(warmup_s);
         let mut lost = 0usize;
@@ -1144,14 +1144,7 @@ mod tests {
             };
             let mut lost = 0usize;
             for r in 0..runs {
-                let st = Streams::new(7, r);
-                let mut m = spec
-                    .build(
-                        st.per_replication("s"),
-                        st.per_replication("d"),
-                        Path::new("."),
-                    )
-                    .unwrap();
+                let mut m = built(&spec, 7, r, Path::new("."));
                 let t = Instant::ZERO;
                 lost += (0..frames).filter(|_| m.frame_lost(t, t, 100)).count();
             }
@@ -1372,10 +1365,7 @@ mod tests {
         let z = Instant::ZERO;
         let mut firsts = BTreeSet::new();
         for r in 0..200 {
-            let st = Streams::new(3, r);
-            let mut m = frames
-                .build(st.per_replication("s"), st.per_replication("d"), &dir)
-                .unwrap();
+            let mut m = built(&frames, 3, r, &dir);
             let got: Vec<bool> = (0..30).map(|_| m.frame_lost(z, z, 1)).collect();
             let first = got.iter().position(|&l| l).unwrap();
             // A rotation: one loss every 10 frames from the first.
@@ -1395,10 +1385,7 @@ mod tests {
         let ms = |x: u64| Instant::from_nanos(x * 1_000_000);
         let mut counts = BTreeSet::new();
         for r in 0..50 {
-            let st = Streams::new(3, r);
-            let mut m = times
-                .build(st.per_replication("s"), st.per_replication("d"), &dir)
-                .unwrap();
+            let mut m = built(&times, 3, r, &dir);
             let n = (0..200)
                 .filter(|&k| m.frame_lost(ms(10 * k), ms(10 * (k + 1)), 1))
                 .count();
