@@ -696,7 +696,16 @@ impl Snoop {
         }
         c.wl_seen.insert(seq);
         while c.wl_seen.len() > WL_SEEN_MAX {
-            c.wl_seen.pop_first();
+            // The oldest in sequence order, modulo 2^32: after a wrap the numerically smallest
+            // are among the newest (review, session 46: they were evicted, and an ACK asking
+            // for one that had crossed got a false ELN mark). ELN only; 257 entries.
+            let oldest = c
+                .wl_seen
+                .iter()
+                .copied()
+                .min_by_key(|&s| s.wrapping_sub(seq) as i32)
+                .expect("over the bound: not empty");
+            c.wl_seen.remove(&oldest);
         }
     }
 

@@ -447,6 +447,40 @@ fn eln_marks_dup_acks_for_data_lost_on_the_uplink() {
     }
 }
 
+/// ELN across the sequence wrap: the 256 uplink sequence numbers remembered are the newest in
+/// sequence order, so an ACK asking for one that crossed the uplink after the wrap gets no mark
+/// (review, session 46: the numerically smallest, i.e. the first after the wrap, were dropped).
+#[test]
+fn eln_remembers_the_newest_uplink_data_across_the_wrap() {
+    let mut s = Snoop::new(SnoopConfig {
+        eln: true,
+        ..SnoopConfig::default()
+    });
+    let base = u32::MAX - 99 * SEG; // packets 0..99 before the wrap, 100.. after it
+    let seq = |n: u32| base.wrapping_add(n * SEG);
+    for n in (0..300).filter(|&n| n != 250) {
+        let p = tcp(
+            (MH, 2000),
+            (FH, 1000),
+            seq(n),
+            0,
+            TcpRepr::PSH | TcpRepr::ACK,
+            1000,
+        );
+        feed(&mut s, ms(u64::from(n)), Frame::new(&[0x0], p.into_bytes()));
+    }
+    let marked = |s: &mut Snoop, t, next: u32| {
+        let a = tcp((FH, 1000), (MH, 2000), 0, seq(next), TcpRepr::ACK, 40);
+        let o = send(s, ms(t), a);
+        let b = o.frames[0].payload_from(1).unwrap();
+        TcpRepr::parse(&b[20..]).unwrap().flags & TcpRepr::ECE != 0
+    };
+    // Packet 120 crossed (after the wrap) and is among the newest 256: no mark.
+    assert!(!marked(&mut s, 400, 120));
+    // Packet 250 never crossed, later ones did: marked.
+    assert!(marked(&mut s, 410, 250));
+}
+
 #[test]
 fn malformed_and_non_tcp_input_passes_through_unharmed() {
     let mut s = snoop();
