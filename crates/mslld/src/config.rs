@@ -70,7 +70,8 @@ pub struct Config {
     /// Seconds without an authentic datagram from the peer (which sends a hello at least every
     /// `hello_interval_s`) after which the link is taken for down: `link_up` turns false, IP
     /// stops feeding the schemes (the ingress queues drop and count) and hellos go out quickly
-    /// until the peer answers. Default: `PEER_TIMEOUT_HELLOS` hello intervals.
+    /// until the peer answers. Default: `PEER_TIMEOUT_HELLOS` hello intervals, of ours or of the
+    /// peer's (its hellos announce it), whichever is longer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peer_timeout_s: Option<f64>,
     /// Directory of the configuration file: relative paths in it (an impairment trace) are
@@ -407,7 +408,7 @@ pub enum ConfigError {
 pub const MAX_MTU: usize =
     crate::wire::MAX_DATAGRAM - crate::wire::OVERHEAD - msll_proto::wire::HEAD_MAX;
 /// `hello_interval_s` bounds: below 10 ms the daemon would spend itself on hellos.
-const HELLO_RANGE_S: std::ops::RangeInclusive<f64> = 0.01..=3600.0;
+pub const HELLO_RANGE_S: std::ops::RangeInclusive<f64> = 0.01..=3600.0;
 /// The underlay path MTU `mtu_warning` assumes (Ethernet).
 const UNDERLAY_MTU: usize = 1500;
 /// `peer_timeout_s` by default: this many hello intervals (three hellos lost in a row).
@@ -834,7 +835,8 @@ impl Config {
         })
     }
 
-    /// `peer_timeout_s`, or its default.
+    /// `peer_timeout_s`, or its default before the peer's hello interval is known (the tunnel
+    /// then takes the longer of the two: `Tunnel::peer_timeout`).
     pub fn peer_timeout(&self) -> Duration {
         Duration::from_secs_f64(
             self.peer_timeout_s

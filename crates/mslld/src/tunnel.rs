@@ -28,9 +28,11 @@ use msll_proto::{
 use serde::Serialize;
 use tracing::{debug, info, warn};
 
-use crate::config::{Config, Limits};
+use crate::config::{Config, Limits, HELLO_RANGE_S, PEER_TIMEOUT_HELLOS};
 use crate::impair::Lossy;
-use crate::wire::{Admit, Cipher, DecodeError, Header, Kind, PeerState};
+use crate::wire::{
+    hello_payload, parse_hello, Admit, Cipher, DecodeError, Header, Kind, PeerState,
+};
 
 /// Timer lateness the pacing tolerates: an OS timer fires up to ~1 ms late (tokio's wheel has
 /// millisecond resolution), while a 1400-byte frame takes 0.56 ms at 20 Mbit/s. Without credit
@@ -274,7 +276,11 @@ pub struct Tunnel {
     hello_interval: Duration,
     /// When the peer last sent an authentic datagram that echoed our session.
     last_heard: Option<Instant>,
-    peer_timeout: Duration,
+    /// `peer_timeout_s` if the configuration sets it; else the default, which follows the
+    /// slower of our hello interval and the peer's (`peer_timeout`).
+    peer_timeout_set: Option<Duration>,
+    /// The hello interval the peer's last hello announced (wire version 3).
+    peer_hello_interval: Option<Duration>,
     /// The link went down by `peer_timeout` and is not up again.
     timed_out: bool,
     counters: Counters,
@@ -336,7 +342,8 @@ impl Tunnel {
             last_hello: None,
             hello_interval: Duration::from_secs_f64(cfg.hello_interval_s),
             last_heard: None,
-            peer_timeout: cfg.peer_timeout(),
+            peer_timeout_set: cfg.peer_timeout_s.map(|_| cfg.peer_timeout()),
+            peer_hello_interval: None,
             timed_out: false,
             counters: Counters::default(),
             retired: vec![ServiceStats::default(); n],
@@ -493,7 +500,7 @@ impl Tunnel {
             }
         }
         if hdr.kind == Kind::Hello {
-            let theirs = u64::from_be_bytes(payload[..].try_into().expect("checked by open"));
+            let (theirs, interval_ms) = parse_hello(&payload).expect("checked by open");
             if theirs != self.digest {
                 // After `admit`, so a replay is refused as such (no false warning), and a
                 // restart of the peer with other services still resets our link: we stop
@@ -511,6 +518,12 @@ impl Tunnel {
                 }
                 return;
             }
+            // Authentic and admitted: the peer's own hello period, which our default timeout
+            // must cover (a peer helloing ten times less often than us flapped the link
+            // before; session 46's note). Bounded as a configuration's would be.
+            self.peer_hello_interval = Some(Duration::from_secs_f64(
+                (f64::from(interval_ms) / 1e3).clamp(*HELLO_RANGE_S.start(), *HELLO_RANGE_S.end()),
+            ));
         }
         let echoed = hdr.echo == self.session;
         if echoed {
@@ -683,7 +696,18 @@ impl Tunnel {
         self.synced
             .then_some(self.last_heard)
             .flatten()
-            .map(|t| t + self.peer_timeout)
+            .map(|t| t + self.peer_timeout())
+    }
+
+    /// The silence after which the link is down: `peer_timeout_s` if set, else
+    /// [`PEER_TIMEOUT_HELLOS`] of the slower of the two ends' hello intervals.
+    pub fn peer_timeout(&self) -> Duration {
+        self.peer_timeout_set.unwrap_or_else(|| {
+            let slower = self
+                .peer_hello_interval
+                .map_or(self.hello_interval, |p| p.max(self.hello_interval));
+            slower.mul_f64(PEER_TIMEOUT_HELLOS)
+        })
     }
 
     fn pump(&mut self, now: Instant) {
@@ -736,8 +760,10 @@ impl Tunnel {
             self.to_ip.push_back(p);
         }
         if now >= self.next_hello {
-            let digest = self.digest.to_be_bytes();
-            self.seal(Kind::Hello, |o| o.extend_from_slice(&digest));
+            let interval_ms = u32::try_from(self.hello_interval.as_nanos().div_ceil(1_000_000))
+                .unwrap_or(u32::MAX);
+            let payload = hello_payload(self.digest, interval_ms);
+            self.seal(Kind::Hello, |o| o.extend_from_slice(&payload));
             self.counters.hellos_out += 1;
             self.last_hello = Some(now);
             self.next_hello = now

@@ -30,9 +30,31 @@ use chacha20poly1305::{Key, XChaCha20Poly1305, XNonce};
 use thiserror::Error;
 
 /// 2 since session 38: a hello carries the sender's configuration digest ([`DIGEST_LEN`] bytes).
-pub const VERSION: u8 = 2;
-/// Bytes of a hello's payload: the sender's `Config::link_digest`, big-endian.
+/// 3 since session 47: and the sender's hello interval ([`HELLO_LEN`]), so that the receiver's
+/// default peer timeout covers a peer that says hello less often than itself.
+pub const VERSION: u8 = 3;
+/// Bytes of a hello's digest: the sender's `Config::link_digest`, big-endian.
 pub const DIGEST_LEN: usize = 8;
+/// Bytes of a hello's payload: the digest, then the sender's `hello_interval_s` in whole
+/// milliseconds (u32, big-endian).
+pub const HELLO_LEN: usize = DIGEST_LEN + 4;
+
+/// A hello's payload: our digest and hello interval (milliseconds, saturating).
+pub fn hello_payload(digest: u64, interval_ms: u32) -> [u8; HELLO_LEN] {
+    let mut p = [0; HELLO_LEN];
+    p[..DIGEST_LEN].copy_from_slice(&digest.to_be_bytes());
+    p[DIGEST_LEN..].copy_from_slice(&interval_ms.to_be_bytes());
+    p
+}
+
+/// The digest and hello interval (milliseconds) of a hello's payload, which `Cipher::open` has
+/// checked to be [`HELLO_LEN`] bytes.
+pub fn parse_hello(payload: &[u8]) -> Option<(u64, u32)> {
+    let p: &[u8; HELLO_LEN] = payload.try_into().ok()?;
+    let digest = u64::from_be_bytes(p[..DIGEST_LEN].try_into().ok()?);
+    let ms = u32::from_be_bytes(p[DIGEST_LEN..].try_into().ok()?);
+    Some((digest, ms))
+}
 /// Clear header: version/type byte, sender session, echo, counter.
 pub const HEADER_LEN: usize = 1 + 8 + 8 + 8;
 pub const TAG_LEN: usize = 16;
@@ -85,7 +107,7 @@ pub enum DecodeError {
     BadType(u8),
     #[error("authentication failed")]
     Auth,
-    #[error("hello without its {DIGEST_LEN}-byte configuration digest")]
+    #[error("hello without its {HELLO_LEN}-byte payload (configuration digest, hello interval)")]
     BadHello,
     #[error("data datagram without a frame")]
     EmptyData,
@@ -206,7 +228,7 @@ impl Cipher {
             .map_err(|_| DecodeError::Auth)?;
         // Checked after authentication so that a forger learns nothing from the error kind.
         match kind {
-            Kind::Hello if msg.len() != DIGEST_LEN => return Err(DecodeError::BadHello),
+            Kind::Hello if msg.len() != HELLO_LEN => return Err(DecodeError::BadHello),
             Kind::Data if msg.is_empty() => return Err(DecodeError::EmptyData),
             _ => {}
         }
@@ -532,7 +554,15 @@ mod tests {
     fn hello_and_data_shape_checked() {
         let c = cipher();
         let mut d = Vec::new();
-        for len in [0, 1, DIGEST_LEN - 1, DIGEST_LEN + 1] {
+        // DIGEST_LEN: a version 2 hello's payload.
+        for len in [
+            0,
+            1,
+            DIGEST_LEN - 1,
+            DIGEST_LEN,
+            DIGEST_LEN + 1,
+            HELLO_LEN + 1,
+        ] {
             d.clear();
             c.seal(
                 &hdr(Kind::Hello, 5, 1),
@@ -553,7 +583,7 @@ mod tests {
                 |o| {
                     o.extend(std::iter::repeat_n(
                         1,
-                        if kind == Kind::Data { 1 } else { DIGEST_LEN },
+                        if kind == Kind::Data { 1 } else { HELLO_LEN },
                     ))
                 },
                 &mut d,
@@ -567,10 +597,11 @@ mod tests {
                 echo: 0,
                 ..hdr(Kind::Hello, 5, 8)
             },
-            |o| o.extend_from_slice(&42u64.to_be_bytes()),
+            |o| o.extend_from_slice(&hello_payload(42, 1000)),
             &mut d,
         );
-        assert!(c.open(&d).is_ok());
+        let (_, payload) = c.open(&d).expect("a well-formed hello");
+        assert_eq!(parse_hello(&payload), Some((42, 1000)));
     }
 
     #[test]
