@@ -297,23 +297,29 @@ impl Rse {
     /// A new newest block; the one before the newest is let go of (remembered in `rx_recent`).
     fn start_block(&mut self, block: u8) {
         let unwrapped = self.unwrap(block);
-        if let Some(old) = self.rx_prev.take() {
-            if self.rx_recent.len() == RECENT_BLOCKS {
-                self.rx_recent.pop_front();
-            }
-            let first = old
-                .data
-                .iter()
-                .enumerate()
-                .find_map(|(i, d)| d.as_ref().map(|p| (i as u8, fingerprint(p))));
-            self.rx_recent.push_back(Recent {
-                unwrapped: old.unwrapped,
-                delivered: old.delivered(),
-                first,
-            });
-        }
+        self.let_go_of_prev();
         self.rx_prev = self.rx.take();
         self.rx = Some(RxBlock::new(block, unwrapped));
+    }
+
+    /// The block before the newest is let go of (remembered in `rx_recent`).
+    fn let_go_of_prev(&mut self) {
+        let Some(old) = self.rx_prev.take() else {
+            return;
+        };
+        if self.rx_recent.len() == RECENT_BLOCKS {
+            self.rx_recent.pop_front();
+        }
+        let first = old
+            .data
+            .iter()
+            .enumerate()
+            .find_map(|(i, d)| d.as_ref().map(|p| (i as u8, fingerprint(p))));
+        self.rx_recent.push_back(Recent {
+            unwrapped: old.unwrapped,
+            delivered: old.delivered(),
+            first,
+        });
     }
 
     /// The delivered mask of `block` if it is one of the last [`RECENT_BLOCKS`] let go of and
@@ -348,7 +354,23 @@ impl Rse {
         if let Some(cur) = &self.rx {
             let behind = cur.block.wrapping_sub(block);
             if (1..=STALE_BLOCKS).contains(&behind) {
-                return None;
+                // Not held and not let go of (`recent` is asked first): a block newer than the
+                // one before the newest was never started, because a frame of the newest
+                // overtook all of its frames (a 1 + 1 code needs only two frames overtaken).
+                // It becomes the one before the newest; before, all its frames were dropped as
+                // stale (review, session 47; `requires_fifo` promises shallow reordering is
+                // used). With nothing before the newest, only the block right behind it.
+                let unwrapped = cur.unwrapped - i64::from(behind);
+                let skipped = match &self.rx_prev {
+                    Some(p) => p.unwrapped < unwrapped,
+                    None => behind == 1 && self.rx_recent.is_empty(),
+                };
+                if !skipped {
+                    return None;
+                }
+                self.let_go_of_prev();
+                self.rx_prev = Some(RxBlock::new(block, unwrapped));
+                return self.rx_prev.as_mut();
             }
         }
         self.start_block(block);
@@ -356,6 +378,14 @@ impl Rse {
     }
 
     fn on_data(&mut self, block: u8, index: u8, payload: Buf, out: &mut Outbox) {
+        // Both ends run one configuration (as `on_parity` checks of count and parity): an index
+        // beyond the block size is a peer error. Taken in, it grew the block's data past any
+        // count the genuine parity frames give, which then all failed as inconsistent, and the
+        // block could not be rebuilt (review, session 47).
+        if index >= self.cfg.block {
+            self.stats.protocol_errors += 1;
+            return;
+        }
         if let Some(r) = self.recent(block) {
             // A late frame of a block let go of: new only if that index was never delivered.
             if r.delivered >> index & 1 == 0 {
