@@ -210,8 +210,10 @@ fn check_values(c: &Check) -> Result<(), String> {
             } else if *value == 0.0 {
                 // A relative tolerance around 0 is an exact-equality test.
                 Err("check.value = 0: a relative tolerance around 0 tests equality; use below or between".into())
-            } else if !(rel_tol.is_finite() && *rel_tol >= 0.0) {
-                Err(format!("check.rel_tol = {rel_tol}: must be >= 0"))
+            } else if !(0.0..1.0).contains(rel_tol) {
+                // 1 accepts a mean of 0 ("no effect") and more accepts anything: a check that
+                // cannot fail (review, session 47; `best` bounds its tolerance the same way).
+                Err(format!("check.rel_tol = {rel_tol}: must be in [0, 1)"))
             } else {
                 Ok(())
             }
@@ -280,10 +282,7 @@ fn validate(claims: &[Claim], catalogue: &[Scenario]) -> Result<(), String> {
         }
         let pts: Vec<&crate::scenario::Point> = sc.points.iter().collect();
         let wild = wildcards(&pts);
-        // The points each selector picks, expansion by expansion.
-        let mut picked: Vec<(String, Vec<usize>)> = Vec::new();
         for (field, sel) in selectors(&c.check) {
-            picked.push((field.clone(), Vec::new()));
             // `L*` and `N*` are checked as `evaluate` expands them: at every error level > 0,
             // every number of flows of the sweep.
             let mut expanded: Vec<String> = vec![sel.to_string()];
@@ -356,7 +355,6 @@ fn validate(claims: &[Claim], catalogue: &[Scenario]) -> Result<(), String> {
                         ));
                     }
                 };
-                picked.last_mut().expect("pushed").1.push(pi);
                 // A point whose simulation cannot be built (e.g. a missing error trace) is not
                 // checked here: running it reports that error.
                 let known = metrics
@@ -377,24 +375,69 @@ fn validate(claims: &[Claim], catalogue: &[Scenario]) -> Result<(), String> {
         }
         // Two selectors of one check on one point (perhaps spelt differently) compare it with
         // itself: "greater" always fails, "close" always passes, a ratio is 1 (review, session
-        // 42). `best` names its `a` among its points by design.
-        for (i, (fi, pi)) in picked.iter().enumerate() {
-            for (fj, pj) in &picked[i + 1..] {
-                if matches!(c.check, Check::Best { .. }) && fi == "check.a" {
-                    continue;
-                }
-                if pi.len() == pj.len() {
-                    if let Some((&k, _)) = pi.iter().zip(pj).find(|(a, b)| a == b) {
-                        return fail(format!(
-                            "{fi} and {fj} select the same point \"{}\": the check would compare it with itself",
-                            sc.points[k].label
-                        ));
+        // 42). Judged on each concrete check `evaluate` runs, so that `L*` against a fixed
+        // level is caught at that level (review, session 47: only selectors expanding to
+        // lists of one length were compared). Every selector resolves to one point here (the
+        // loop above refused anything else).
+        for ch in expand(&c.check, &pts) {
+            let at: Vec<(String, usize)> = selectors(&ch)
+                .into_iter()
+                .filter_map(|(f, sel)| {
+                    let i = (0..sc.points.len()).find(|&i| selects(&sc.points[i].label, sel))?;
+                    Some((f, i))
+                })
+                .collect();
+            if let Some((fi, fj, k)) = self_comparison(&ch, &at) {
+                let shown = |f: &str| {
+                    let sel = selectors(&c.check)
+                        .into_iter()
+                        .find(|(g, _)| g == f)
+                        .map(|(_, s)| s.to_string())
+                        .unwrap_or_default();
+                    match selectors(&ch).into_iter().find(|(g, _)| g == f) {
+                        Some((_, e)) if e != sel => format!("{f} (\"{sel}\" as \"{e}\")"),
+                        _ => f.to_string(),
                     }
-                }
+                };
+                return fail(format!(
+                    "{} and {} select the same point \"{}\": the check would compare it with itself",
+                    shown(&fi),
+                    shown(&fj),
+                    sc.points[k].label
+                ));
             }
         }
     }
     Ok(())
+}
+
+/// Two selectors of `ch` (resolved to points `at`, in `selectors` order) whose sameness makes
+/// the check compare a point with itself: `(field, field, point)`. (`best`'s `a`, one of its
+/// points by design, is no selector.) `ratio-greater` compares two ratios, so only a ratio's own two ends,
+/// or the same ratio on both sides, are self-comparisons (`a = [X, Y], b = [Y, Z]` asks
+/// whether growth accelerates: review, session 47).
+fn self_comparison(ch: &Check, at: &[(String, usize)]) -> Option<(String, String, usize)> {
+    let same = |i: usize, j: usize| {
+        (at[i].1 == at[j].1).then(|| (at[i].0.clone(), at[j].0.clone(), at[i].1))
+    };
+    if let Check::RatioGreater { .. } = ch {
+        if at.len() != 4 {
+            return None;
+        }
+        return same(0, 1).or_else(|| same(2, 3)).or_else(|| {
+            (at[0].1 == at[2].1 && at[1].1 == at[3].1)
+                .then(|| same(0, 2))
+                .flatten()
+        });
+    }
+    for i in 0..at.len() {
+        for j in i + 1..at.len() {
+            if let Some(hit) = same(i, j) {
+                return Some(hit);
+            }
+        }
+    }
+    None
 }
 
 type Results = BTreeMap<String, (usize, Vec<PointResult>)>;
@@ -569,10 +612,14 @@ fn check_once(c: &Check, prs: &[PointResult], m: &str) -> Option<(bool, String)>
             let ((x, _), (y, _)) = (g(a)?, g(b)?);
             let r = x / y;
             let [rs, ls, hs] = fmt_all([r, *lo, *hi]);
-            (
-                r >= *lo && r <= *hi,
-                format!("{a}/{b} = {rs} in [{ls}, {hs}]"),
-            )
+            let msg = format!("{a}/{b} = {rs} in [{ls}, {hs}]");
+            // x/0 = inf passed `hi = inf` (review, session 47): as `ratio-greater`, a failure
+            // that says so.
+            if !r.is_finite() {
+                (false, format!("{msg}: undefined, a zero denominator"))
+            } else {
+                (r >= *lo && r <= *hi, msg)
+            }
         }
         Check::RatioGreater { a, b } => {
             let (ra, rb) = (g(&a[0])?.0 / g(&a[1])?.0, g(&b[0])?.0 / g(&b[1])?.0);
@@ -609,15 +656,18 @@ fn check_once(c: &Check, prs: &[PointResult], m: &str) -> Option<(bool, String)>
             let p = (1..=15)
                 .find(|&p| [*lo, *hi].iter().all(|&b| b == d || pc(d, p) != pc(b, p)))
                 .unwrap_or(15);
-            (
-                d >= *lo && d <= *hi,
-                format!(
-                    "drop {a} -> {b} = {}% in [{}%, {}%]",
-                    pc(d, p),
-                    pc(*lo, if p > 1 { p } else { 0 }),
-                    pc(*hi, if p > 1 { p } else { 0 })
-                ),
-            )
+            let msg = format!(
+                "drop {a} -> {b} = {}% in [{}%, {}%]",
+                pc(d, p),
+                pc(*lo, if p > 1 { p } else { 0 }),
+                pc(*hi, if p > 1 { p } else { 0 })
+            );
+            // A drop from 0 is -inf (or NaN), which passed `lo = -inf` (review, session 47).
+            if !d.is_finite() {
+                (false, format!("{msg}: undefined, a zero baseline {a}"))
+            } else {
+                (d >= *lo && d <= *hi, msg)
+            }
         }
     })
 }
@@ -726,6 +776,15 @@ pub fn evaluate(claims: &[Claim], results: &Results) -> Vec<Verdict> {
             };
             let pts: Vec<&crate::scenario::Point> = prs.iter().map(|p| &p.point).collect();
             let checks = expand(&c.check, &pts);
+            if checks.is_empty() {
+                // `L*` or `N*` with no level > 0 or no flows among the results: nothing was
+                // judged, which is no pass (review, session 47).
+                return Verdict {
+                    claim: c.clone(),
+                    status: Status::NotRun,
+                    measured: "no point of the results for its L* or N*".into(),
+                };
+            }
             let (mut ok, mut not_run) = (true, false);
             let mut parts = Vec::new();
             for ch in &checks {
@@ -1043,6 +1102,28 @@ flows = [1, 3]
                 r#"{ kind = "close", a = "LAN1/L*/rlp", b = "LAN1/L*/rlp" }"#,
                 "select the same point",
             ),
+            // Review, session 47: a wildcard against a fixed level meets it at that level; a
+            // tolerance that accepts anything.
+            (
+                r#"{ kind = "greater", a = "LAN1/L*/default", b = "LAN1/L1/default" }"#,
+                "check.a (\"LAN1/L*/default\" as \"LAN1/L1/default\") and check.b select the same point",
+            ),
+            (
+                r#"{ kind = "ratio-greater", a = ["LAN1/L2/rlp", "LAN1/L*/rlp"], b = ["LAN1/L2/default", "LAN1/L1/default"] }"#,
+                "check.a[0] and check.a[1] (\"LAN1/L*/rlp\" as \"LAN1/L2/rlp\") select the same point",
+            ),
+            (
+                r#"{ kind = "ratio-greater", a = ["LAN1/L2/rlp", "LAN1/L1/rlp"], b = ["LAN1/L2/rlp", "LAN1/L1/rlp"] }"#,
+                "check.a[0] and check.b[0] select the same point",
+            ),
+            (
+                r#"{ kind = "approx", a = "LAN1/L1/rlp", value = 0.1, rel_tol = 1e6 }"#,
+                "check.rel_tol = 1000000: must be in [0, 1)",
+            ),
+            (
+                r#"{ kind = "approx", a = "LAN1/L1/rlp", value = 0.1, rel_tol = 1 }"#,
+                "check.rel_tol = 1: must be in [0, 1)",
+            ),
             (
                 r#"{ kind = "below", a = "LAN1/L1/rlp", value = inf }"#,
                 "check.value = inf: must be a finite number",
@@ -1104,6 +1185,62 @@ flows = [1, 3]
         assert!(check_once(&best(1, 0.03), &neg, "conf.loss").unwrap().0);
         assert!(!check_once(&best(1, 0.01), &neg, "conf.loss").unwrap().0);
         assert!(!check_once(&best(2, 0.5), &neg, "conf.loss").unwrap().0);
+    }
+
+    /// Ratios over a zero denominator and drops from a zero baseline fail, saying so, instead
+    /// of passing an infinite bound (review, session 47); a ratio of two ratios that share a
+    /// point (accelerating growth) is a valid claim; `L*` with no level among the results is
+    /// not a pass.
+    #[test]
+    fn zero_denominators_fail_and_shared_ratio_points_are_allowed() {
+        let prs = conf_loss_results(&[0.4, 0.0, 0.0, 0.2]);
+        let l: Vec<String> = prs.iter().map(|p| p.point.label.clone()).collect();
+        let ratio = |a: usize, b: usize, lo: f64, hi: f64| Check::Ratio {
+            a: l[a].clone(),
+            b: l[b].clone(),
+            lo,
+            hi,
+        };
+        let (ok, msg) = check_once(&ratio(0, 1, 1.5, f64::INFINITY), &prs, "conf.loss").unwrap();
+        assert!(!ok && msg.contains("zero denominator"), "{msg}");
+        let (ok, msg) = check_once(&ratio(1, 2, 0.0, f64::INFINITY), &prs, "conf.loss").unwrap();
+        assert!(!ok && msg.contains("zero denominator"), "{msg}");
+        assert!(
+            check_once(&ratio(0, 3, 1.5, f64::INFINITY), &prs, "conf.loss")
+                .unwrap()
+                .0
+        );
+        let drop = |a: usize, b: usize| Check::Drop {
+            a: l[a].clone(),
+            b: l[b].clone(),
+            lo: f64::NEG_INFINITY,
+            hi: 0.5,
+        };
+        let (ok, msg) = check_once(&drop(1, 0), &prs, "conf.loss").unwrap();
+        assert!(!ok && msg.contains("zero baseline"), "{msg}");
+        assert!(check_once(&drop(0, 3), &prs, "conf.loss").unwrap().0);
+
+        let shared = claim(
+            "conf_two",
+            "conf.loss",
+            r#"{ kind = "ratio-greater", a = ["LAN1/L2/rlp", "LAN1/L1/rlp"], b = ["LAN1/L1/rlp", "LAN1/L1/default"] }"#,
+        );
+        parse("claims.toml", &shared, &catalogue()).expect("a valid claim");
+
+        let wild = claim(
+            "conf_two",
+            "conf.loss",
+            r#"{ kind = "below", a = "LAN1/L*/rlp", value = 1.0 }"#,
+        );
+        let claims = parse("claims.toml", &wild, &catalogue()).unwrap();
+        let level0: Vec<PointResult> = conf_loss_results(&[0.0; 12])
+            .into_iter()
+            .filter(|p| p.point.level == 0)
+            .collect();
+        assert!(!level0.is_empty());
+        let results = BTreeMap::from([("conf_two".to_string(), (1, level0))]);
+        let v = evaluate(&claims, &results);
+        assert_eq!(v[0].status, Status::NotRun, "{}", v[0].measured);
     }
 
     /// `ratio-greater` compares two quotients of means, names all four points, and parses from
