@@ -53,8 +53,14 @@ const KEEPALIVE: usize = 1;
 /// Largest circular buffer / receive window: half the 8-bit sequence space.
 pub const MAX_BUFFER: u8 = 128;
 /// Default buffer. seed004-ch4 sec. 3.10 suggests "<= 256"; 128 keeps old and new sequence numbers
-/// apart and still cycles far slower than the give-up time: 128 frames take 3.7 s (Cellular),
-/// 4.0 s (PCS), 0.51 s (WLAN) against 3 x NAK timeout = 1.4 s, 0.79 s, 0.06 s.
+/// apart and still cycles slower than the give-up time: 128 frames take 3.7 s (Cellular), 4.0 s
+/// (PCS), 0.51 s (WLAN) against 3 x NAK timeout = 2.07 s, 1.55 s, 0.16 s (the default timers,
+/// with their 8-frame queueing allowance). A timer factor (`set_timer_factor`, the MSLL's
+/// heuristics) scales the give-up time but not the cycle: from x2 on Cellular, x3 on PCS and x4
+/// on WLAN a sender that keeps the link busy with 128 new frames past a hole overruns the
+/// buffer before the last NAK (L761's guarantee no longer holds; the frame is given up early and
+/// counted in `buffer_overruns`). A TCP window of 20 cannot; a tunnel with many flows can (review,
+/// session 47).
 pub const DEFAULT_BUFFER: u8 = 128;
 
 /// When the receiver releases frames to the layer above.
