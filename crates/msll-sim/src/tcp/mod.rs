@@ -489,6 +489,14 @@ impl TcpConfig {
         if self.window == 0 {
             return Err(TcpConfigError::BadValue("window"));
         }
+        // Sequence numbers are 32-bit and unwrapped within +-2^31 bytes (`unwrap_seq`): a
+        // window of that many bytes made an in-window segment look old and a jump of the
+        // cumulative ACK look stale (review, session 47).
+        if u64::from(self.window) * self.segment_size as u64 >= 1 << 31 {
+            return Err(TcpConfigError::BadValue(
+                "window (window x segment_size must be below 2^31 bytes)",
+            ));
+        }
         if self.window_init == 0 {
             return Err(TcpConfigError::BadValue("window_init"));
         }

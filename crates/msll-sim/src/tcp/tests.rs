@@ -108,6 +108,18 @@ fn config_rejects_segments_too_small_for_headers() {
         ..TcpConfig::default()
     };
     assert_eq!(bad.validate(), Err(TcpConfigError::BadValue("tick")));
+    // A window of 2^31 bytes or more cannot be told apart with 32-bit sequence numbers
+    // (review, session 47: packet 39,999 of 60,000-byte segments unwrapped to -31,584).
+    let wide = |window| TcpConfig {
+        window,
+        ..TcpConfig::ns2_2_35(60_000)
+    };
+    assert!(matches!(
+        wide(40_000).validate(),
+        Err(TcpConfigError::BadValue(w)) if w.starts_with("window")
+    ));
+    assert!(wide(35_791).validate().is_ok()); // 2,147,460,000 bytes
+    assert!(wide(35_792).validate().is_err()); // 2,147,520,000 bytes
 }
 
 #[test]
