@@ -297,6 +297,9 @@ pub fn run(
         write!(o, " {:>9} {:>9}", "base s", "speed-up")?;
     }
     writeln!(o)?;
+    // Cases whose child failed: reported and left out, and the command then fails (review,
+    // session 47: it exited 0, so a script reading the status or the JSON saw nothing wrong).
+    let mut failed: Vec<&str> = Vec::new();
     for (name, desc, ..) in CASES {
         if !only.is_empty() && !only.iter().any(|o| o == name) {
             continue;
@@ -307,6 +310,7 @@ pub fn run(
                 Ok(v) => v,
                 Err(err) => {
                     writeln!(o, "{name:<8} {desc:<62} skipped: {err}")?;
+                    failed.push(name);
                     best = None;
                     break;
                 }
@@ -379,6 +383,12 @@ pub fn run(
             .with_context(|| format!("writing bench report {}", path.display()))?;
         writeln!(o, "wrote {}", path.display())?;
     }
+    anyhow::ensure!(
+        failed.is_empty(),
+        "bench: {} case(s) failed and were left out: {}",
+        failed.len(),
+        failed.join(", ")
+    );
     Ok(())
 }
 

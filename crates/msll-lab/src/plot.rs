@@ -318,7 +318,7 @@ pub fn render(p: &Plot, stem: &Path) -> Result<bool> {
         // Without a font the SVG still carries text elements, but plotters cannot lay out
         // labels: write a minimal SVG and skip the PNG.
         let svg = with_ext("svg");
-        std::fs::write(&svg, format!("<svg xmlns=\"http://www.w3.org/2000/svg\"><text x=\"10\" y=\"20\">{}: no font available for plotting</text></svg>", p.title))?;
+        std::fs::write(&svg, format!("<svg xmlns=\"http://www.w3.org/2000/svg\"><text x=\"10\" y=\"20\">{}: no font available for plotting</text></svg>", crate::report::html_escape(&p.title)))?;
         return Ok(false);
     }
     let svg = with_ext("svg");

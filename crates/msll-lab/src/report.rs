@@ -49,6 +49,12 @@ pub fn level_label(p: &PointResult) -> String {
     format!("{} ({e})", p.point.level)
 }
 
+/// The ids of the figures the report draws for `sc`: its `[[figure]]` tables', or one per
+/// metric (`<scenario>-<metric>`) for a scenario without any.
+pub(crate) fn figure_ids(sc: &Scenario) -> Vec<String> {
+    figures_of(sc).into_iter().map(|f| f.id).collect()
+}
+
 fn figures_of(sc: &Scenario) -> Vec<FigureSpec> {
     if !sc.raw.figure.is_empty() {
         return sc.raw.figure.clone();
@@ -311,7 +317,7 @@ fn sig(x: f64) -> String {
     }
 }
 
-fn html_escape(s: &str) -> String {
+pub(crate) fn html_escape(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")

@@ -80,19 +80,22 @@ pub fn catalogue(dir: &Path) -> Result<Vec<Scenario>> {
     let mut ids = std::collections::BTreeMap::new();
     for sc in &scenarios {
         if let Some(other) = names.insert(sc.name().to_string(), sc.file.clone()) {
-            anyhow::bail!(
-                "{}: scenario.name = \"{}\" is already the name of {other}",
-                sc.file,
-                sc.name()
-            );
+            return Err(input_error(
+                &sc.file,
+                format!(
+                    "scenario.name = \"{}\" is already the name of {other}",
+                    sc.name()
+                ),
+            ));
         }
-        for f in &sc.raw.figure {
-            if let Some(other) = ids.insert(f.id.clone(), sc.file.clone()) {
-                anyhow::bail!(
-                    "{}: figure id = \"{}\" is already a figure of {other}",
-                    sc.file,
-                    f.id
-                );
+        // The report's figures, the automatic ones (`<scenario>-<metric>`) included: two of one
+        // id would write one `figures/<id>.svg` (review, session 47).
+        for id in crate::report::figure_ids(sc) {
+            if let Some(other) = ids.insert(id.clone(), sc.file.clone()) {
+                return Err(input_error(
+                    &sc.file,
+                    format!("figure id = \"{id}\" is already a figure of {other}"),
+                ));
             }
         }
     }
@@ -101,13 +104,24 @@ pub fn catalogue(dir: &Path) -> Result<Vec<Scenario>> {
     for (n, file) in &names {
         if let Some(base) = n.strip_suffix(".runs") {
             if let Some(other) = names.get(base) {
-                anyhow::bail!(
-                    "{file}: scenario.name = \"{n}\": its data file {n}.csv is that of the runs of \"{base}\" ({other})"
-                );
+                return Err(input_error(
+                    file,
+                    format!("scenario.name = \"{n}\": its data file {n}.csv is that of the runs of \"{base}\" ({other})"),
+                ));
             }
         }
     }
     Ok(scenarios)
+}
+
+/// A problem of the catalogue's files: a [`crate::ScenarioError`], so that the command exits
+/// with status 2 as for any other bad input.
+fn input_error(file: &str, msg: String) -> anyhow::Error {
+    crate::ScenarioError {
+        file: file.to_string(),
+        msg,
+    }
+    .into()
 }
 
 fn stem(sc: &Scenario) -> String {

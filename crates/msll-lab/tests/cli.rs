@@ -664,6 +664,36 @@ fn reproduce_refuses_a_misspelt_figure_metric_before_running() {
     }
 }
 
+/// A scenario without `[[figure]]` tables gets one figure per metric, `<name>-<metric>`; another
+/// scenario's figure of that id would write the same `figures/<id>.svg`. Refused before
+/// anything runs, as two declared ids are (review, session 47).
+#[test]
+fn reproduce_refuses_a_figure_id_taken_by_an_automatic_figure() {
+    let d = tmpdir("fig-auto-id");
+    let auto = GOOD.replace(
+        "duration_s = 5",
+        "duration_s = 5\nmetrics = [\"conf.loss\"]",
+    );
+    std::fs::write(d.join("a.toml"), auto).unwrap();
+    std::fs::write(
+        d.join("b.toml"),
+        format!(
+            "{}\n[[figure]]\nid = \"t-conf.loss\"\nmetric = \"conf.loss\"\n",
+            GOOD.replace("name = \"t\"", "name = \"u\"")
+        ),
+    )
+    .unwrap();
+    let out = quick_reproduce(&d, &[]);
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("b.toml")
+            && err.contains("figure id = \"t-conf.loss\" is already a figure of"),
+        "{err}"
+    );
+    assert!(!d.join("out").join("cache").exists(), "nothing ran");
+}
+
 /// `--quick` cuts a 300 s conferencing run to 60 s; an app that starts at 100 s used to send
 /// nothing (loss NaN, no error). Its start now shrinks with the run (review, session 45).
 #[test]
