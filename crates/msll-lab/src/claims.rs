@@ -501,6 +501,11 @@ fn fmt_all<const N: usize>(xs: [f64; N]) -> [String; N] {
     fmt_many(&xs).try_into().expect("one string per value")
 }
 
+/// A tolerance as a percentage, to 4 decimals (0.004 read "0%" as `{:.0}`: review, session 47).
+fn percent(tol: f64) -> f64 {
+    (tol * 100.0 * 1e4).round() / 1e4
+}
+
 /// One check at one level; `None` = not run (missing points).
 fn check_once(c: &Check, prs: &[PointResult], m: &str) -> Option<(bool, String)> {
     let g = |s: &str| lookup(prs, s, m);
@@ -534,10 +539,10 @@ fn check_once(c: &Check, prs: &[PointResult], m: &str) -> Option<(bool, String)>
             (
                 (x - value).abs() <= rel_tol * value.abs(),
                 format!(
-                    "{a} = {} ~ {} (+/-{:.0}%)",
+                    "{a} = {} ~ {} (+/-{}%)",
                     fmt(x),
                     fmt(*value),
-                    rel_tol * 100.0
+                    percent(*rel_tol)
                 ),
             )
         }
@@ -602,9 +607,9 @@ fn check_once(c: &Check, prs: &[PointResult], m: &str) -> Option<(bool, String)>
             (
                 x >= floor,
                 format!(
-                    "{a} = {xs} vs best {} = {ms} (within {:.0}%: >= {ts})",
+                    "{a} = {xs} vs best {} = {ms} (within {}%: >= {ts})",
                     points[imax],
-                    rel_tol * 100.0,
+                    percent(*rel_tol),
                 ),
             )
         }
@@ -1185,6 +1190,20 @@ flows = [1, 3]
         assert!(check_once(&best(1, 0.03), &neg, "conf.loss").unwrap().0);
         assert!(!check_once(&best(1, 0.01), &neg, "conf.loss").unwrap().0);
         assert!(!check_once(&best(2, 0.5), &neg, "conf.loss").unwrap().0);
+    }
+
+    /// Tolerances below 1 % are printed as they are, not rounded to "0%".
+    #[test]
+    fn approx_prints_its_tolerance() {
+        let prs = conf_loss_results(&[0.1004]);
+        let c = Check::Approx {
+            a: prs[0].point.label.clone(),
+            value: 0.1,
+            rel_tol: 0.004,
+        };
+        let (ok, msg) = check_once(&c, &prs, "conf.loss").unwrap();
+        assert!(ok && msg.ends_with("(+/-0.4%)"), "{msg}");
+        assert_eq!(percent(0.2), 20.0);
     }
 
     /// Ratios over a zero denominator and drops from a zero baseline fail, saying so, instead

@@ -161,6 +161,27 @@ impl plotters::coord::ranged1d::Ranged for XTicks {
     }
 }
 
+/// Whether a mean can be drawn: finite, and above 0 on a log scale.
+fn drawable(v: f64, log_y: bool) -> bool {
+    v.is_finite() && (!log_y || v > 0.0)
+}
+
+/// A series' (x, mean) points in the pieces of curve to draw. A point that measured nothing
+/// (NaN) breaks the curve: a line drawn across it would show a value there (review, session
+/// 42). So does a mean of 0 or below on a log scale, which was drawn at the axis' bottom edge
+/// as if it were a small value (review, session 47).
+fn pieces(points: &[(f64, f64, f64)], log_y: bool) -> Vec<Vec<(f64, f64)>> {
+    let mut pieces: Vec<Vec<(f64, f64)>> = vec![Vec::new()];
+    for q in points {
+        if drawable(q.1, log_y) {
+            pieces.last_mut().expect("one piece").push((q.0, q.1));
+        } else if !pieces.last().expect("one piece").is_empty() {
+            pieces.push(Vec::new());
+        }
+    }
+    pieces
+}
+
 fn draw<DB: DrawingBackend>(root: DrawingArea<DB, plotters::coord::Shift>, p: &Plot) -> Result<()>
 where
     DB::ErrorType: 'static,
@@ -231,16 +252,10 @@ where
                 .map_err(|e| anyhow!("{e:?}"))?;
             for (i, s) in p.series.iter().enumerate() {
                 let c = COLORS[i % COLORS.len()];
-                // A point that measured nothing (NaN) breaks the curve: a line drawn across it
-                // would show a value there (review, session 42).
-                let mut pieces: Vec<Vec<(f64, f64)>> = vec![Vec::new()];
-                for q in &s.points {
-                    if q.1.is_finite() {
-                        pieces.last_mut().expect("one piece").push((q.0, $map(q.1)));
-                    } else if !pieces.last().expect("one piece").is_empty() {
-                        pieces.push(Vec::new());
-                    }
-                }
+                let pieces: Vec<Vec<(f64, f64)>> = pieces(&s.points, p.log_y)
+                    .into_iter()
+                    .map(|piece| piece.into_iter().map(|(x, y)| (x, $map(y))).collect())
+                    .collect();
                 let pts: Vec<(f64, f64)> = pieces.concat();
                 for (k, piece) in pieces.into_iter().enumerate() {
                     let line = chart
@@ -255,7 +270,11 @@ where
                 chart
                     .draw_series(pts.iter().map(|&(x, y)| Circle::new((x, y), 3, c.filled())))
                     .map_err(|e| anyhow!("{e:?}"))?;
-                for q in s.points.iter().filter(|q| q.1.is_finite() && q.2 > 0.0) {
+                for q in s
+                    .points
+                    .iter()
+                    .filter(|q| drawable(q.1, p.log_y) && q.2 > 0.0)
+                {
                     let (lo, hi) = (
                         $map((q.1 - q.2).max(if p.log_y { q.1 / 10.0 } else { f64::MIN })),
                         $map(q.1 + q.2),
@@ -331,6 +350,29 @@ pub fn render(p: &Plot, stem: &Path) -> Result<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn curves_break_at_nan_and_at_zero_on_a_log_scale() {
+        let pts = [
+            (1.0, 0.5, 0.0),
+            (2.0, 0.0, 0.0),
+            (3.0, 0.1, 0.0),
+            (4.0, f64::NAN, 0.0),
+            (5.0, -1.0, 0.0),
+            (6.0, 0.2, 0.0),
+        ];
+        assert_eq!(
+            pieces(&pts, true),
+            vec![vec![(1.0, 0.5)], vec![(3.0, 0.1)], vec![(6.0, 0.2)]]
+        );
+        assert_eq!(
+            pieces(&pts, false),
+            vec![
+                vec![(1.0, 0.5), (2.0, 0.0), (3.0, 0.1)],
+                vec![(5.0, -1.0), (6.0, 0.2)]
+            ]
+        );
+    }
 
     /// Every x tick gets its label at its own x, whatever the spacing (review, session 42:
     /// seed 003's N = 1, 5, 10, 20, 30, 40 had ticks at 2, 4, ..., 40, and N = 1 and 5 no label);
