@@ -151,6 +151,9 @@ pub struct Counters {
     pub auth_failed: u64,
     /// Too short, too long, bad version/type, or a badly shaped authentic datagram.
     pub malformed: u64,
+    /// Of `malformed`: datagrams of another wire version (a peer running another mslld
+    /// release; unauthenticated, as this daemon cannot read them). Warned once per version.
+    pub foreign_version: u64,
     pub replayed: u64,
     pub stale_session: u64,
     pub reflected: u64,
@@ -450,10 +453,10 @@ impl Tunnel {
                 // once per version: these bytes are not authenticated.
                 if let DecodeError::BadType(b0) = e {
                     let v = b0 >> 4;
-                    if v != crate::wire::VERSION
-                        && datagram.len() >= crate::wire::OVERHEAD
-                        && self.versions_warned & (1 << v) == 0
-                    {
+                    let foreign =
+                        v != crate::wire::VERSION && datagram.len() >= crate::wire::OVERHEAD;
+                    self.counters.foreign_version += u64::from(foreign);
+                    if foreign && self.versions_warned & (1 << v) == 0 {
                         self.versions_warned |= 1 << v;
                         warn!(
                             theirs = v,

@@ -669,6 +669,32 @@ fn replays_forgeries_and_old_sessions_change_nothing() {
     assert_eq!(net.b.counters().malformed, 2);
     assert_eq!(net.b.counters().auth_failed, 1, "it was authentic");
     assert_eq!(net.got_b.len(), got, "nothing delivered");
+    assert_eq!(net.b.counters().foreign_version, 0);
+    // A datagram of another wire version (version 2's hello: 8 bytes of payload) is malformed
+    // here, and counted as foreign, so that a peer upgraded alone shows in the stats (session
+    // 47); short garbage is not.
+    let mut v2 = Vec::new();
+    Cipher::new(&Psk::from_hex(KEY).unwrap()).seal(
+        &Header {
+            kind: Kind::Hello,
+            session: 0xa2,
+            echo: 0xb,
+            counter: 7,
+        },
+        |o| o.extend_from_slice(&[1; 8]),
+        &mut v2,
+    );
+    v2[0] = (v2[0] & 0x0f) | 2 << 4;
+    for _ in 0..2 {
+        let now = net.now;
+        net.b.on_datagram(now, v2.clone());
+    }
+    let now = net.now;
+    net.b.on_datagram(now, vec![0x21; 10]);
+    net.collect();
+    assert_eq!(net.b.counters().foreign_version, 2);
+    assert_eq!(net.b.counters().malformed, 5);
+    assert!(net.b.link_up());
 }
 
 proptest! {
