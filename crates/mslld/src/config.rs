@@ -340,6 +340,13 @@ pub struct Limits {
     /// UDP socket send and receive buffer size requested from the kernel, bytes.
     #[serde(default = "default_socket_buffer")]
     pub socket_buffer: usize,
+    /// Longest a packet may wait in its service's ingress queue, milliseconds: one value for
+    /// every service, or one per service (0 = no limit). Older packets are discarded and
+    /// counted (`ingress_expired`) instead of being sent late, as PDCP's discard timer or
+    /// 802.11's MSDU lifetime do (`../shared/design/peers.md`: delay budgets). Empty (the
+    /// default): no limit.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub max_wait_ms: Vec<f64>,
 }
 
 /// The scheme parameters that both ends of a link must share (`Config::link_digest`).
@@ -369,6 +376,7 @@ impl Default for Limits {
             backlog_frames: default_backlog(),
             delay_line: default_delay_line(),
             socket_buffer: default_socket_buffer(),
+            max_wait_ms: Vec::new(),
         }
     }
 }
@@ -413,6 +421,8 @@ pub const HELLO_RANGE_S: std::ops::RangeInclusive<f64> = 0.01..=3600.0;
 const UNDERLAY_MTU: usize = 1500;
 /// `peer_timeout_s` by default: this many hello intervals (three hellos lost in a row).
 pub const PEER_TIMEOUT_HELLOS: f64 = 4.0;
+/// `limits.max_wait_ms` bounds (other than 0, no limit): 1 ms to an hour.
+const MAX_WAIT_RANGE_MS: std::ops::RangeInclusive<f64> = 1.0..=3_600_000.0;
 /// `peer_timeout_s` upper bound: a day.
 const PEER_TIMEOUT_MAX_S: f64 = 86_400.0;
 /// Largest `limits.socket_buffer`: setsockopt takes a C int, which the kernel doubles.
@@ -658,6 +668,23 @@ impl Config {
                 self.limits.socket_buffer
             ));
         }
+        let n = self.msll.config.services.len();
+        let waits = &self.limits.max_wait_ms;
+        if !(waits.len() <= 1 || waits.len() == n) {
+            return bad(format!(
+                "limits.max_wait_ms = {waits:?}: give one value, or one per service ({n})"
+            ));
+        }
+        if let Some(w) = waits
+            .iter()
+            .find(|w| !(**w == 0.0 || MAX_WAIT_RANGE_MS.contains(*w)))
+        {
+            return bad(format!(
+                "limits.max_wait_ms = {w}: must be 0 (no limit) or in {}..={} ms",
+                MAX_WAIT_RANGE_MS.start(),
+                MAX_WAIT_RANGE_MS.end()
+            ));
+        }
         if let MssClamp::Fixed(n) = self.tun.mss_clamp {
             let max = self.tun.mtu.saturating_sub(crate::mss::V4_OVERHEAD);
             if n > max {
@@ -835,6 +862,16 @@ impl Config {
         })
     }
 
+    /// Service `i`'s `limits.max_wait_ms`, if it has one.
+    pub fn max_wait(&self, i: usize) -> Option<Duration> {
+        let w = match self.limits.max_wait_ms[..] {
+            [] => return None,
+            [w] => w,
+            ref ws => *ws.get(i)?,
+        };
+        (w > 0.0).then(|| Duration::from_secs_f64(w / 1e3))
+    }
+
     /// `peer_timeout_s`, or its default before the peer's hello interval is known (the tunnel
     /// then takes the longer of the two: `Tunnel::peer_timeout`).
     pub fn peer_timeout(&self) -> Duration {
@@ -897,6 +934,36 @@ delay_ms = 10
         let no_names = SAMPLE.replace("names = [\"default\", \"bulk\"]\n", "");
         let c = Config::from_toml(&no_names).unwrap();
         assert_eq!(c.service_names(), ["default", "sr-m2", "rlp-oos"]);
+    }
+
+    /// `limits.max_wait_ms`: none, one for every service, or one per service with 0 for none.
+    #[test]
+    fn max_wait_is_one_value_or_one_per_service() {
+        let good = SAMPLE.replace(r#""bulk"]"#, r#""bulk", "rt"]"#);
+        let with = |waits: &str| {
+            Config::from_toml(&good.replace(
+                "[impair]",
+                &format!("[limits]\nmax_wait_ms = {waits}\n[impair]"),
+            ))
+            .unwrap()
+        };
+        let ms = |x: u64| Some(Duration::from_millis(x));
+        let c = Config::from_toml(&good).unwrap();
+        assert_eq!((0..3).map(|i| c.max_wait(i)).collect::<Vec<_>>(), [None; 3]);
+        let c = with("[50]");
+        assert_eq!(
+            (0..3).map(|i| c.max_wait(i)).collect::<Vec<_>>(),
+            [ms(50); 3]
+        );
+        let c = with("[0, 1000, 20.5]");
+        assert_eq!(
+            (0..3).map(|i| c.max_wait(i)).collect::<Vec<_>>(),
+            [None, ms(1000), Some(Duration::from_micros(20_500))]
+        );
+        let text = c.to_toml_explicit().unwrap();
+        assert!(text.contains("max_wait_ms = ["), "{text}");
+        let back = Config::from_toml(&text).unwrap();
+        assert_eq!(back.limits.max_wait_ms, [0.0, 1000.0, 20.5]);
     }
 
     /// The DS classifier of the tunnel reads the DSCP, not the ECN bits, unless the file asks
@@ -1238,6 +1305,21 @@ delay_ms = 10
                 "[impair]",
                 "[limits]\nsocket_buffer = 4294967296\n[impair]",
                 "limits.socket_buffer = 4294967296: must be at most 1073741823 bytes",
+            ),
+            (
+                "[impair]",
+                "[limits]\nmax_wait_ms = [10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0]\n[impair]",
+                "limits.max_wait_ms = [10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0]: give one value, or one per service",
+            ),
+            (
+                "[impair]",
+                "[limits]\nmax_wait_ms = [0.5]\n[impair]",
+                "limits.max_wait_ms = 0.5: must be 0 (no limit) or in 1..=3600000 ms",
+            ),
+            (
+                "[impair]",
+                "[limits]\nmax_wait_ms = [nan]\n[impair]",
+                "limits.max_wait_ms = NaN",
             ),
             (
                 "address = \"198.19.0.1\"",

@@ -29,6 +29,7 @@ pub const CUMULATIVE: &[&str] = &[
     "endpoint_unknown_service",
     "endpoint_queue_drops",
     "ingress_dropped",
+    "ingress_expired",
     "queue_dropped",
 ];
 

@@ -84,20 +84,51 @@ struct Ingress {
     vtime: f64,
     len: usize,
     limit: usize,
+    /// Per service: the longest a packet may wait (`limits.max_wait_ms`).
+    max_wait: Vec<Option<Duration>>,
+    /// Per service: packets discarded for waiting longer than that.
+    expired: Vec<u64>,
 }
 
 impl Ingress {
-    fn new(n: usize, limit: usize) -> Self {
+    fn new(n: usize, limit: usize, max_wait: Vec<Option<Duration>>) -> Self {
         Ingress {
             queues: (0..n).map(|_| VecDeque::new()).collect(),
             last_finish: vec![0.0; n],
             vtime: 0.0,
             len: 0,
             limit,
+            max_wait,
+            expired: vec![0; n],
+        }
+    }
+
+    /// Discard the packets of service `sid` that have waited longer than its limit (the
+    /// oldest are at the head). Their finish tags stay spent: the service's share of the
+    /// next packets is what it would have been had they been sent, a small unfairness against
+    /// a service that lets its packets expire.
+    fn expire(&mut self, sid: usize, now: Instant) {
+        let Some(limit) = self.max_wait[sid] else {
+            return;
+        };
+        let q = &mut self.queues[sid];
+        while q.front().is_some_and(|h| now - h.0 > limit) {
+            q.pop_front();
+            self.len -= 1;
+            self.expired[sid] += 1;
+        }
+    }
+
+    fn expire_all(&mut self, now: Instant) {
+        for sid in 0..self.queues.len() {
+            self.expire(sid, now);
         }
     }
 
     fn push(&mut self, sid: usize, now: Instant, p: Packet, share: f64) -> bool {
+        // Stale packets make room first: with the link down, a full queue of them would
+        // otherwise refuse every fresh one.
+        self.expire(sid, now);
         if self.queues[sid].len() >= self.limit {
             return false;
         }
@@ -141,6 +172,8 @@ pub struct Counters {
     pub ip_out: u64,
     /// IP packets dropped because their service's ingress queue was full (overload, link down).
     pub ingress_dropped: u64,
+    /// IP packets discarded after waiting longer than `limits.max_wait_ms` in the ingress queue.
+    pub ingress_expired: u64,
     pub datagrams_in: u64,
     pub datagrams_out: u64,
     pub bytes_in: u64,
@@ -212,6 +245,8 @@ pub struct ServiceSnapshot {
     pub ingress_queued: usize,
     /// IP packets for this service dropped at the full ingress queue.
     pub ingress_dropped: u64,
+    /// IP packets for this service discarded after waiting longer than `limits.max_wait_ms`.
+    pub ingress_expired: u64,
     /// Time from the TUN read to the hand-over to the Endpoint (classifier pacing + backlog).
     pub ingress_delay_ms_avg: f64,
     pub ingress_delay_ms_max: f64,
@@ -336,7 +371,11 @@ impl Tunnel {
             counter: counter_base,
             peer: PeerState::default(),
             synced: false,
-            ingress: Ingress::new(n, cfg.limits.ingress_packets),
+            ingress: Ingress::new(
+                n,
+                cfg.limits.ingress_packets,
+                (0..n).map(|i| cfg.max_wait(i)).collect(),
+            ),
             lossy,
             rx_pending: Vec::new(),
             out: VecDeque::new(),
@@ -630,6 +669,7 @@ impl Tunnel {
 
     fn feed_ingress(&mut self, now: Instant) -> bool {
         let mut progressed = false;
+        self.ingress.expire_all(now);
         while self.synced && !self.ingress.is_empty() {
             if self.backlog() >= self.limits.backlog_frames as u64 {
                 break;
@@ -643,6 +683,7 @@ impl Tunnel {
             if t > now {
                 break;
             }
+            // Nothing expires between here and the `expire_all` above: `now` is the same.
             let (sid, arrived, p) = self.ingress.pop().expect("nonempty");
             self.delays[sid as usize].add(now - arrived);
             self.ep_now = t;
@@ -781,6 +822,7 @@ impl Tunnel {
             self.counters.impair_lost = l.lost;
             self.counters.impair_overflow = l.overflow;
         }
+        self.counters.ingress_expired = self.ingress.expired.iter().sum();
     }
 
     /// The next datagram to send to the peer.
@@ -861,6 +903,7 @@ impl Tunnel {
                     scheme,
                     ingress_queued: self.ingress.queues[i].len(),
                     ingress_dropped: self.dropped_per_service[i],
+                    ingress_expired: self.ingress.expired[i],
                     ingress_delay_ms_avg: if d.n == 0 {
                         0.0
                     } else {

@@ -461,6 +461,55 @@ fn a_silent_peer_takes_the_link_down_and_back_up() {
     assert_eq!(tail, (2000..2050).collect::<Vec<_>>(), "{got:?}");
 }
 
+/// `limits.max_wait_ms` (session 47, after PDCP's discard timer): packets queued while the
+/// link is down are discarded once older than the limit instead of being sent late when it
+/// comes back, and fresh packets take their room in the queue.
+#[test]
+fn packets_older_than_max_wait_are_discarded_not_sent_late() {
+    let mut c = config(SR_M2, 0.0, 0);
+    c.limits.max_wait_ms = vec![300.0];
+    c.validate().unwrap();
+    let mut net = Net::new(tunnel(&c, 0xa, 1_000), tunnel(&c, 0xb, 5_000));
+    net.run_for(Duration::from_millis(300));
+    net.send_from_a(0, 20, Duration::from_millis(1), 500);
+    net.run_for(Duration::from_millis(100));
+    assert_eq!(seqs(&net.got_b), (0..20).collect::<Vec<_>>());
+    net.mute_b = true;
+    net.run_for(c.peer_timeout() + Duration::from_millis(200));
+    assert!(!net.a.link_up());
+    // 100 packets in 50 ms: the 64-packet queue takes 64, then the oldest expire from 300 ms on.
+    net.send_from_a(1000, 100, Duration::from_micros(500), 500);
+    let s = net.a.snapshot();
+    assert_eq!(s.counters.ingress_dropped, 36);
+    assert_eq!(s.services[0].ingress_expired, 0);
+    net.run_for(Duration::from_millis(350));
+    // Ten packets after the wait: they push out what has expired.
+    net.send_from_a(2000, 10, Duration::from_micros(100), 500);
+    let s = net.a.snapshot();
+    assert_eq!(s.services[0].ingress_expired, 64);
+    assert_eq!(s.counters.ingress_expired, 64);
+    assert_eq!(s.ingress_queued, 10);
+    assert_eq!(s.counters.ingress_dropped, 36);
+    // Up again within a round trip and a down-state hello period (100 ms), well within 300 ms.
+    net.mute_b = false;
+    net.got_b.clear();
+    net.run_for(Duration::from_millis(150));
+    assert!(net.a.link_up());
+    assert_eq!(seqs(&net.got_b), (2000..2010).collect::<Vec<_>>());
+    // The same with no limit: what waited is sent late.
+    let c = config(SR_M2, 0.0, 0);
+    let mut net = Net::new(tunnel(&c, 0xa, 1_000), tunnel(&c, 0xb, 5_000));
+    net.run_for(Duration::from_millis(300));
+    net.mute_b = true;
+    net.run_for(c.peer_timeout() + Duration::from_millis(200));
+    net.send_from_a(1000, 10, Duration::from_micros(500), 500);
+    net.run_for(Duration::from_millis(350));
+    net.mute_b = false;
+    net.run_for(Duration::from_millis(150));
+    assert_eq!(seqs(&net.got_b), (1000..1010).collect::<Vec<_>>());
+    assert_eq!(net.a.snapshot().counters.ingress_expired, 0);
+}
+
 /// A peer that says hello ten times less often than we do announces its interval in every
 /// hello (wire version 3), and our default timeout follows the slower end: the idle link stays
 /// up. Before, it went down about every 10 s, for a round trip each time (session 46's note).
