@@ -660,10 +660,30 @@ impl Simulation {
                         frame_payload: spec.frame_payload,
                     };
                     let pacing = cfg.pacing.then_some(rate);
+                    // Without pacing the endpoint takes every packet at once, so the
+                    // interface's DropTail queue stays empty and bounded nothing (review,
+                    // session 47): its bound, `queue_limit` - 1 waiting as ns-2's, goes to the
+                    // endpoint's scheduler instead, unless `msll.queue_limit` sets one.
+                    let unpaced_limit = (!cfg.pacing).then(|| cfg.queue_limit.saturating_sub(1));
                     let mut ep = match &cfg.msll {
                         // seed 004 ch. 6/7: every wireless interface runs the same set of
                         // services; the role tells Snoop which end is the base station.
+                        Some(m) if m.queue_limit.is_none() && unpaced_limit.is_some() => {
+                            let mut m = m.clone();
+                            m.queue_limit = unpaced_limit;
+                            m.build(&info, role, pacing)
+                        }
                         Some(m) => m.build(&info, role, pacing),
+                        None if unpaced_limit.is_some() => Endpoint::with_parts(
+                            vec![cfg.scheme.build(&info, role)],
+                            msll_proto::Classifier::single(0),
+                            msll_proto::Scheduler::new(
+                                msll_proto::Discipline::Scfq,
+                                &[1.0],
+                                unpaced_limit,
+                            ),
+                            None,
+                        ),
                         None => Endpoint::single(cfg.scheme.build(&info, role), pacing),
                     };
                     // `ll.delay_s` (seed 002 Figs 4.9, 5.3), from the schemes that log frames.
@@ -2542,14 +2562,34 @@ impl Simulation {
             },
         );
         r.set("link.bytes", wl.iter().map(|x| x.bytes).sum::<u64>() as f64);
+        // Without pacing and without `msll.queue_limit`, the interface's DropTail bound is the
+        // endpoint scheduler's (`Simulation::new`): its drops are this queue's.
+        let unpaced_droptail = !self.cfg.pacing
+            && self
+                .cfg
+                .msll
+                .as_ref()
+                .is_none_or(|m| m.queue_limit.is_none());
+        let sched_drops: u64 = if unpaced_droptail {
+            self.ifaces
+                .iter()
+                .filter_map(|f| match &f.kind {
+                    IfaceKind::Msll(ep) => Some(ep.stats().queue_drops),
+                    IfaceKind::Plain => None,
+                })
+                .sum()
+        } else {
+            0
+        };
         r.set(
             "ip.queue_drops",
-            (qd + self
-                .ifaces
-                .iter()
-                .filter(|f| !f.wireless)
-                .map(|f| f.counters.queue_drops)
-                .sum::<u64>()) as f64,
+            (qd + sched_drops
+                + self
+                    .ifaces
+                    .iter()
+                    .filter(|f| !f.wireless)
+                    .map(|f| f.counters.queue_drops)
+                    .sum::<u64>()) as f64,
         );
         for (name, v) in self.scheme_stats().fields() {
             r.set(&format!("ll.{name}"), v as f64);

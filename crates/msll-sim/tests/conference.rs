@@ -521,16 +521,22 @@ fn impossible_conferencing_sources_are_refused() {
 /// same with per-service IP queues (one MSLL service).
 #[test]
 fn drop_tail_holds_limit_minus_one_waiting_packets_as_ns2() {
-    for (limit, per_service) in [
-        (3usize, false),
-        (5, false),
-        (12, false),
-        (3, true),
-        (7, true),
+    // Unpaced (review, session 47): the endpoint takes every packet at once, so the bound is
+    // the endpoint scheduler's; it had none, and delays grew without bound.
+    for (limit, per_service, paced) in [
+        (3usize, false, true),
+        (5, false, true),
+        (12, false, true),
+        (3, true, true),
+        (7, true, true),
+        (3, false, false),
+        (12, false, false),
+        (5, true, false),
     ] {
         let mut cfg = conf("wlan", Topology::Lan1, 0, 5.0);
         cfg.apps = vec![source(4_000_000, 1000, 1.0e6, 0.0)];
         cfg.queue_limit = limit;
+        cfg.pacing = paced;
         if per_service {
             cfg.msll = Some(msll_proto::MsllConfig::from_names(&["default"], &[1.0]).unwrap());
             cfg.ip_queues = msll_sim::IpQueues::PerService;
