@@ -77,8 +77,10 @@ pub struct MsllConfig {
     /// then only seeds the table until the first window ends.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measure: Option<MeasureConfig>,
-    /// Frames per service queue (the shared queue with FIFO); excess frames are dropped and
-    /// counted. None = unbounded (IP pacing keeps the queues short, sec. 6.2.1).
+    /// Frames waiting per service queue (the shared queue with FIFO), the frame on the link not
+    /// counted; excess frames are dropped and counted. ns-2's DropTail `limit_` counts one more
+    /// (at most limit - 1 wait), so 49 here is ns-2's default of 50. None = unbounded (IP pacing
+    /// keeps the queues short, sec. 6.2.1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queue_limit: Option<usize>,
     #[serde(default, skip_serializing_if = "is_default")]
