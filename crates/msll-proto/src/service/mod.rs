@@ -711,6 +711,23 @@ fn default_xor_block() -> u8 {
 fn default_rse_parity() -> u8 {
     2
 }
+/// How many parity frames a block closed before it is full gets (`SchemeConfig::Rse`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PartialParity {
+    /// All of the configured parity frames.
+    #[default]
+    Full,
+    /// In proportion to the data frames: `ceil(parity x count / block)`, at least 1.
+    Proportional,
+}
+
+impl PartialParity {
+    fn is_full(&self) -> bool {
+        *self == PartialParity::Full
+    }
+}
+
 fn is_false(b: &bool) -> bool {
     !*b
 }
@@ -871,6 +888,13 @@ pub enum SchemeConfig {
         /// RSE/Ad inactivity timeout; default XOR/Ad's (100/130/20 ms on the thesis links).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         idle_timeout_ms: Option<f64>,
+        /// Parity frames of a block closed early (RSE/Ad, a short block): all `parity`
+        /// ("full", the default) or `ceil(parity x count / block)`, at least 1
+        /// ("proportional", UDPspeeder's redundancy table; a low-rate flow then pays the
+        /// code's ratio, not `parity` frames per packet). The receiver reads the count from
+        /// each parity frame, so only the sender's setting matters.
+        #[serde(default, skip_serializing_if = "PartialParity::is_full")]
+        partial_parity: PartialParity,
     },
     /// Snoop, TCP-aware, at the base station only; the wireless host's end is Default
     /// (seed004-ch4 sec. 3.7; ns2-semantics.md sec. 3). Constants are ns-2's.
@@ -1008,6 +1032,7 @@ impl SchemeConfig {
                 parity,
                 adaptive,
                 idle_timeout_ms,
+                ..
             } => {
                 check_range("block", *block, 1..=crate::wire::rse::RSE_MAX_BLOCK)?;
                 check_range("parity", *parity, 1..=crate::wire::rse::RSE_MAX_PARITY)?;
@@ -1127,14 +1152,19 @@ impl SchemeConfig {
                 block,
                 parity,
                 adaptive,
+                partial_parity,
                 ..
             } => {
                 let base = if *adaptive { "rse-ad" } else { "rse" };
-                if (*block, *parity) == (default_xor_block(), default_rse_parity()) {
+                let mut l = if (*block, *parity) == (default_xor_block(), default_rse_parity()) {
                     base.to_string()
                 } else {
                     format!("{base}{block}-{parity}")
+                };
+                if *partial_parity == PartialParity::Proportional {
+                    l.push_str("-prop");
                 }
+                l
             }
             SchemeConfig::Snoop { .. } => "snoop".to_string(),
             SchemeConfig::Hdlc {
@@ -1443,6 +1473,7 @@ impl SchemeConfig {
                 parity,
                 adaptive,
                 idle_timeout_ms,
+                partial_parity,
             } => {
                 let block = (*block).clamp(1, crate::wire::rse::RSE_MAX_BLOCK);
                 let parity = (*parity).clamp(1, crate::wire::rse::RSE_MAX_PARITY);
@@ -1455,6 +1486,7 @@ impl SchemeConfig {
                     } else {
                         None
                     },
+                    proportional: *partial_parity == PartialParity::Proportional,
                 }))
             }
         }
@@ -1491,6 +1523,7 @@ impl SchemeConfig {
             parity,
             adaptive,
             idle_timeout_ms: None,
+            partial_parity: PartialParity::Full,
         };
         match name {
             "default" | "raw" => Some(SchemeConfig::Default),

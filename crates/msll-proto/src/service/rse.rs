@@ -46,6 +46,9 @@ pub struct RseConfig {
     /// `Some` selects RSE/Ad: close the block early with its parity frames when no data frame
     /// follows within this time (XOR/Ad's rule, L996).
     pub idle_timeout: Option<Duration>,
+    /// A block closed early gets `ceil(parity x count / block)` parity frames (at least 1)
+    /// instead of `parity` (`PartialParity::Proportional`).
+    pub proportional: bool,
 }
 
 impl RseConfig {
@@ -56,6 +59,7 @@ impl RseConfig {
             block,
             parity,
             idle_timeout: super::XorConfig::recommended(link, block, adaptive).idle_timeout,
+            proportional: false,
         }
     }
 }
@@ -221,7 +225,7 @@ impl Rse {
     fn send_parity(&mut self, out: &mut Outbox) {
         let count = self.tx_data.len();
         let size = shard_size(self.tx_data.iter().map(|p| p.len()).max().unwrap_or(0));
-        let h = self.cfg.parity;
+        let h = self.parity_for(count);
         let total = count + h as usize;
         if self.tx_shards.len() < total {
             self.tx_shards.resize_with(total, Vec::new);
@@ -251,6 +255,17 @@ impl Rse {
         self.tx_data.clear();
         self.tx_block = self.tx_block.wrapping_add(1);
         self.idle.cancel();
+    }
+
+    /// Parity frames for a block of `count` data frames: the configured number, or for a block
+    /// closed early with proportional parity `ceil(parity x count / block)`, at least 1.
+    fn parity_for(&self, count: usize) -> u8 {
+        let (n, h) = (usize::from(self.cfg.block), usize::from(self.cfg.parity));
+        if !self.cfg.proportional || count >= n {
+            return self.cfg.parity;
+        }
+        // count < n <= 127 and h <= 127: no overflow, and the result is at most h.
+        (h * count).div_ceil(n).max(1) as u8
     }
 
     /// Note a frame's arrival at `now`; true when it ends an outage: a gap over

@@ -292,7 +292,13 @@ proptest! {
         equal_len in any::<bool>(),
         loss in prop::collection::vec(prop::bool::weighted(0.2), 0..120),
     ) {
-        let cfg = SchemeConfig::Rse { block, parity, adaptive, idle_timeout_ms: Some(20.0) };
+        let cfg = SchemeConfig::Rse {
+            block,
+            parity,
+            adaptive,
+            idle_timeout_ms: Some(20.0),
+            partial_parity: Default::default(),
+        };
         let gaps: Vec<(u16, u8)> = if equal_len { gaps.iter().map(|g| (g.0, 50)).collect() } else { gaps };
         let mut p = pair(&cfg, loss, vec![]);
         let last = script(&mut p, true, 0, &gaps);

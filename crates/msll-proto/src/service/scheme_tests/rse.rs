@@ -11,6 +11,7 @@ fn rse(block: u8, parity: u8, idle: Option<u64>) -> Rse {
         block,
         parity,
         idle_timeout: idle.map(Duration::from_millis),
+        proportional: false,
     })
 }
 
@@ -165,6 +166,70 @@ fn rse_ad_closes_a_short_block_after_the_idle_timeout() {
         .flat_map(|(k, f)| feed(&mut rx, ms(30 + k as u64), f).packets)
         .collect();
     assert_eq!(got.iter().map(number_of).collect::<Vec<_>>(), vec![1, 0, 2]);
+}
+
+/// Proportional parity (`partial_parity = "proportional"`, session 47): a 20 + 10 block closed
+/// after 3 data frames gets ceil(10 x 3 / 20) = 2 parity frames, not 10, and still rebuilds any
+/// two lost frames at a receiver configured as usual; a full block gets all 10; a single frame
+/// gets at least one. The scheme's configuration parses it and names it.
+#[test]
+fn proportional_parity_scales_a_short_blocks_parity() {
+    let prop = |block, parity| {
+        Rse::new(RseConfig {
+            block,
+            parity,
+            idle_timeout: Some(Duration::from_millis(20)),
+            proportional: true,
+        })
+    };
+    let close = |tx: &mut Rse, n: u32| {
+        let mut frames = Vec::new();
+        for i in 0..n {
+            frames.extend(send(tx, ms(i as u64), numbered(i, 30 + i as usize)).frames);
+        }
+        if n < u32::from(tx.config().block) {
+            let t = tx.poll_timeout().expect("idle timer");
+            frames.extend(timeout(tx, t).frames);
+        }
+        frames
+    };
+    let parity = |frames: &[Frame]| {
+        frames
+            .iter()
+            .filter(|f| matches!(RseFrame::parse(f), Ok(RseFrame::Parity { .. })))
+            .count()
+    };
+    let frames = close(&mut prop(20, 10), 3);
+    assert_eq!(parity(&frames), 2);
+    for lost in [[0, 1], [0, 2], [1, 2], [0, 3], [2, 4]] {
+        let mut rx = rse(20, 10, Some(20));
+        let mut got: Vec<u32> = frames
+            .iter()
+            .enumerate()
+            .filter(|(k, _)| !lost.contains(k))
+            .flat_map(|(k, f)| feed(&mut rx, ms(100 + k as u64), f.clone()).packets)
+            .map(|p| number_of(&p))
+            .collect();
+        got.sort_unstable();
+        assert_eq!(got, [0, 1, 2], "lost {lost:?}");
+    }
+    assert_eq!(parity(&close(&mut prop(20, 10), 20)), 10);
+    assert_eq!(parity(&close(&mut prop(20, 10), 1)), 1);
+    assert_eq!(parity(&close(&mut prop(8, 2), 5)), 2);
+    assert_eq!(parity(&close(&mut prop(8, 2), 4)), 1);
+    // Full parity (the default) sends all of them.
+    assert_eq!(parity(&close(&mut rse(20, 10, Some(20)), 3)), 10);
+    let cfg: crate::SchemeConfig = serde_json::from_str(
+        r#"{"kind": "rse", "adaptive": true, "partial_parity": "proportional"}"#,
+    )
+    .unwrap();
+    assert_eq!(cfg.label(), "rse-ad-prop");
+    // The default is not written out: configurations (and the simulator's cache keys) that do
+    // not use it are unchanged.
+    let plain: crate::SchemeConfig = serde_json::from_str(r#"{"kind": "rse"}"#).unwrap();
+    assert!(!serde_json::to_string(&plain)
+        .unwrap()
+        .contains("partial_parity"));
 }
 
 /// A receiver that missed whole blocks must not mix an old block's frames with a new one's:
