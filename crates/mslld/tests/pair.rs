@@ -945,6 +945,17 @@ fn ends_with_different_services_refuse_each_other() {
             true,
         ),
         (r#"{ kind = "snoop" }"#, r#"{ kind = "default" }"#, true),
+        // proportional parity is the sender's own (the receiver reads each block's count)
+        (
+            r#"{ kind = "rse", block = 8, parity = 4, adaptive = true }"#,
+            r#"{ kind = "rse", block = 8, parity = 4, adaptive = true, partial_parity = "proportional" }"#,
+            true,
+        ),
+        (
+            r#"{ kind = "rse", block = 8, parity = 4 }"#,
+            r#"{ kind = "rse", block = 8, parity = 2 }"#,
+            false,
+        ),
     ] {
         let (ca, cb) = (config(a, 0.0, 1), config(b, 0.0, 2));
         let mut cb2 = cb.clone();
