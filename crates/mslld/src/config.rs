@@ -389,6 +389,13 @@ pub struct ImpairConfig {
     pub error: ErrorSpec,
     #[serde(default)]
     pub delay_ms: f64,
+    /// Up to this much more delay, uniform per datagram (UDPspeeder's `-j`; session 47).
+    #[serde(default)]
+    pub jitter_ms: f64,
+    /// With jitter, whether a datagram may overtake an earlier one (netem's behaviour); off,
+    /// the line stays in arrival order (each datagram waits at least for the one before it).
+    #[serde(default)]
+    pub reorder: bool,
     #[serde(default)]
     pub seed: u64,
 }
@@ -726,12 +733,13 @@ impl Config {
             im.error
                 .validate()
                 .map_err(|e| ConfigError::Invalid(format!("impair.error.{e}")))?;
-            if !DELAY_MS.contains(&im.delay_ms) {
-                return bad(format!(
-                    "impair.delay_ms = {:?}: must be in 0..={} milliseconds",
-                    im.delay_ms,
-                    DELAY_MS.end()
-                ));
+            for (field, v) in [("delay_ms", im.delay_ms), ("jitter_ms", im.jitter_ms)] {
+                if !DELAY_MS.contains(&v) {
+                    return bad(format!(
+                        "impair.{field} = {v:?}: must be in 0..={} milliseconds",
+                        DELAY_MS.end()
+                    ));
+                }
             }
             // `check` should refuse what `run` would: the trace must be readable and parse now
             // (session 33 review: a bad line passed `check` and stopped `run` once its socket and

@@ -3,7 +3,7 @@
 //! loopback or in network namespaces without kernel queueing disciplines.
 //!
 //! ```text
-//!   UDP recv --> [error model: lost?] --no--> [delay line: + delay_ms] --> decode/auth --> Endpoint
+//!   UDP recv --> [error model: lost?] --no--> [delay line: + delay_ms + U(0, jitter_ms)] --> decode/auth --> Endpoint
 //!                        |yes
 //!                        v  counted, dropped
 //! ```
@@ -17,7 +17,8 @@ use std::path::Path;
 
 use msll_proto::{DataRate, Duration, Instant};
 use msll_sim::error_model::{ErrorModel, ErrorSpec, SpecError};
-use msll_sim::rng::Streams;
+use msll_sim::rng::{SimRng, Streams};
+use rand::Rng;
 
 use crate::config::ImpairConfig;
 
@@ -25,6 +26,10 @@ pub struct Lossy {
     model: ErrorModel,
     rate: DataRate,
     delay: Duration,
+    /// Extra delay, uniform in `[0, jitter]` per datagram, from its own stream.
+    jitter: Duration,
+    reorder: bool,
+    jitter_rng: SimRng,
     cap: usize,
     /// Bytes the line may hold (`with_byte_cap`): unbounded by default.
     byte_cap: usize,
@@ -42,14 +47,15 @@ impl Lossy {
         cap: usize,
         base_dir: &Path,
     ) -> Result<Lossy, SpecError> {
-        Self::from_spec(
+        Ok(Self::from_spec(
             &cfg.error,
             cfg.seed,
             Duration::from_secs_f64(cfg.delay_ms / 1e3),
             rate,
             cap,
             base_dir,
-        )
+        )?
+        .with_jitter(Duration::from_secs_f64(cfg.jitter_ms / 1e3), cfg.reorder))
     }
 
     pub fn from_spec(
@@ -71,6 +77,9 @@ impl Lossy {
             model,
             rate,
             delay,
+            jitter: Duration::ZERO,
+            reorder: false,
+            jitter_rng: streams.per_replication("mslld-rx-jitter"),
             cap: cap.max(1),
             byte_cap: usize::MAX,
             bytes: 0,
@@ -78,6 +87,14 @@ impl Lossy {
             lost: 0,
             overflow: 0,
         })
+    }
+
+    /// Add up to `jitter` of delay, uniform per datagram; with `reorder`, a datagram may
+    /// overtake earlier ones, else it waits at least for the one before it.
+    pub fn with_jitter(mut self, jitter: Duration, reorder: bool) -> Self {
+        self.jitter = jitter;
+        self.reorder = reorder;
+        self
     }
 
     /// Also bound the bytes held. The line holds datagrams before authentication, and anyone
@@ -99,9 +116,22 @@ impl Lossy {
             self.overflow += 1;
             return;
         }
-        // Constant delay keeps the line in arrival order, so a FIFO suffices.
         self.bytes += datagram.len();
-        self.line.push_back((now + self.delay, datagram));
+        let mut due = now + self.delay;
+        if self.jitter > Duration::ZERO {
+            due += self.jitter.mul_f64(self.jitter_rng.random::<f64>());
+        }
+        if !self.reorder {
+            // In arrival order: the line stays sorted, a FIFO.
+            if let Some(&(last, _)) = self.line.back() {
+                due = due.max(last);
+            }
+            self.line.push_back((due, datagram));
+        } else {
+            // Sorted by due time, ties in arrival order.
+            let at = self.line.partition_point(|(t, _)| *t <= due);
+            self.line.insert(at, (due, datagram));
+        }
     }
 
     /// The next datagram whose delay has elapsed.
@@ -127,6 +157,70 @@ impl Lossy {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Jitter (session 47): delays spread uniformly over `[delay, delay + jitter]`; without
+    /// `reorder` the line keeps arrival order (a datagram waits for the one before it), with it
+    /// datagrams overtake each other; the draws repeat for a seed.
+    #[test]
+    fn jitter_spreads_delays_and_reorders_only_when_asked() {
+        let rate = DataRate::from_bps(100_000_000).unwrap();
+        let run = |reorder: bool, seed: u64| {
+            let mut l = Lossy::from_spec(
+                &ErrorSpec::None {},
+                seed,
+                Duration::from_millis(10),
+                rate,
+                100_000,
+                Path::new("."),
+            )
+            .unwrap()
+            .with_jitter(Duration::from_millis(20), reorder);
+            let n = 2000u32;
+            for i in 0..n {
+                // one datagram every 100 us, numbered
+                l.arrive(
+                    Instant::from_nanos(u64::from(i) * 100_000),
+                    i.to_be_bytes().to_vec(),
+                );
+            }
+            let mut out = Vec::new();
+            let mut t = 0u64;
+            while l.held() > 0 {
+                t += 50_000;
+                while let Some(d) = l.pop_due(Instant::from_nanos(t)) {
+                    let i = u32::from_be_bytes(d[..4].try_into().unwrap());
+                    out.push((i, t - u64::from(i) * 100_000));
+                }
+            }
+            out
+        };
+        let fifo = run(false, 1);
+        assert!(
+            fifo.windows(2).all(|w| w[0].0 < w[1].0),
+            "arrival order kept"
+        );
+        let delays: Vec<f64> = fifo.iter().map(|&(_, d)| d as f64 / 1e6).collect();
+        assert!(
+            delays.iter().all(|&d| (10.0..30.2).contains(&d)),
+            "{delays:?}"
+        );
+        let re = run(true, 1);
+        assert_eq!(re.len(), 2000);
+        let overtaken = re.windows(2).filter(|w| w[0].0 > w[1].0).count();
+        assert!(overtaken > 500, "{overtaken} inversions");
+        let d: Vec<f64> = re.iter().map(|&(_, d)| d as f64 / 1e6).collect();
+        assert!(d.iter().all(|&x| (10.0..30.1).contains(&x)), "{d:?}");
+        // Uniform on [10, 30] ms: mean 20, and each 5 ms quarter gets about a quarter.
+        let mean = d.iter().sum::<f64>() / d.len() as f64;
+        assert!((mean - 20.0).abs() < 0.6, "mean {mean}");
+        for q in 0..4 {
+            let lo = 10.0 + 5.0 * q as f64;
+            let k = d.iter().filter(|&&x| x >= lo && x < lo + 5.0).count();
+            assert!((400..=600).contains(&k), "quarter {q}: {k}");
+        }
+        assert_eq!(run(true, 1), re, "one seed, one sequence");
+        assert_ne!(run(true, 2), re);
+    }
 
     /// Datagrams are refused once the line holds its byte budget, whatever their number, and
     /// room comes back as they leave.

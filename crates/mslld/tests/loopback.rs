@@ -74,6 +74,8 @@ fn lossy_loopback_transfer_survives_hostile_datagrams() {
             c.impair = Some(ImpairConfig {
                 error: ErrorSpec::Bernoulli { p: 0.05 },
                 delay_ms: 2.0,
+                jitter_ms: 0.0,
+                reorder: false,
                 seed,
             });
         }

@@ -461,6 +461,39 @@ fn a_silent_peer_takes_the_link_down_and_back_up() {
     assert_eq!(tail, (2000..2050).collect::<Vec<_>>(), "{got:?}");
 }
 
+/// `[impair] jitter_ms` with `reorder` (session 47) reorders what a daemon receives: SR/M2
+/// (link order required) turns the overtaken frames into losses and still delivers everything
+/// in order; RSE keeps every frame and delivers each packet once.
+#[test]
+fn impair_jitter_reorders_and_the_schemes_cope() {
+    for (scheme, fifo) in [
+        (SR_M2, true),
+        (r#"{ kind = "rse", block = 8, parity = 2 }"#, false),
+    ] {
+        let ca = config(scheme, 0.0, 0);
+        let cb = config_with(&format!(
+            "[msll]\nservices = [{scheme}]\nqueue_limit = 256\n[impair]\nerror = {{ model = \"none\" }}\ndelay_ms = 1\njitter_ms = 4\nreorder = true\nseed = 3\n"
+        ));
+        let mut net = Net::new(tunnel(&ca, 0xa, 1_000), tunnel(&cb, 0xb, 5_000));
+        net.run_for(Duration::from_millis(300));
+        net.send_from_a(0, 400, Duration::from_millis(2), 300);
+        net.run_for(Duration::from_millis(1000));
+        let got = seqs(&net.got_b);
+        let c = net.b.counters();
+        assert_eq!(net.a.counters().ingress_dropped, 0, "{scheme}");
+        if fifo {
+            assert_eq!(got, (0..400).collect::<Vec<_>>(), "{scheme}");
+            assert!(c.reordered_dropped > 20, "{scheme}: {c:?}");
+        } else {
+            let mut sorted = got.clone();
+            sorted.sort_unstable();
+            assert_eq!(sorted, (0..400).collect::<Vec<_>>(), "{scheme}");
+            assert_ne!(got, sorted, "{scheme}: reordered on the way");
+            assert_eq!(c.reordered_dropped, 0);
+        }
+    }
+}
+
 /// `limits.max_wait_ms` (session 47, after PDCP's discard timer): packets queued while the
 /// link is down are discarded once older than the limit instead of being sent late when it
 /// comes back, and fresh packets take their room in the queue.
