@@ -183,6 +183,10 @@ pub struct Rse {
     /// `(unwrapped block, delivered indexes)` of the last [`RECENT_BLOCKS`] blocks let go of,
     /// oldest first.
     rx_recent: std::collections::VecDeque<Recent>,
+    /// The receiver threw its memory of earlier blocks away (`after_outage`, a wrap onto a held
+    /// block): a block behind the newest may then be one it already delivered, so it is no
+    /// longer taken for a skipped block while nothing precedes the newest (review, session 47).
+    rx_forgot: bool,
     stats: ServiceStats,
     // Shard buffers reused from block to block.
     tx_shards: Vec<Vec<u8>>,
@@ -212,6 +216,7 @@ impl Rse {
             rx_last: None,
             rx_gap_ns: None,
             rx_recent: std::collections::VecDeque::new(),
+            rx_forgot: false,
             stats: ServiceStats::default(),
             tx_shards: Vec::new(),
         }
@@ -296,6 +301,7 @@ impl Rse {
             self.rx = None;
             self.rx_prev = None;
             self.rx_recent.clear();
+            self.rx_forgot = true;
             self.start_block(block);
         }
     }
@@ -374,11 +380,12 @@ impl Rse {
                 // overtook all of its frames (a 1 + 1 code needs only two frames overtaken).
                 // It becomes the one before the newest; before, all its frames were dropped as
                 // stale (review, session 47; `requires_fifo` promises shallow reordering is
-                // used). With nothing before the newest, only the block right behind it.
+                // used). With nothing before the newest, only the block right behind it, and
+                // only at the start: after an outage it may be a block delivered before.
                 let unwrapped = cur.unwrapped - i64::from(behind);
                 let skipped = match &self.rx_prev {
                     Some(p) => p.unwrapped < unwrapped,
-                    None => behind == 1 && self.rx_recent.is_empty(),
+                    None => behind == 1 && self.rx_recent.is_empty() && !self.rx_forgot,
                 };
                 if !skipped {
                     return None;
@@ -436,6 +443,7 @@ impl Rse {
             // remembered is that old: start afresh.
             self.rx_prev = None;
             self.rx_recent.clear();
+            self.rx_forgot = true;
             self.rx = Some(RxBlock::new(block, i64::from(block)));
             return self.on_data(block, index, payload, out);
         }

@@ -437,6 +437,27 @@ fn a_frame_one_block_early_does_not_lose_the_block_it_overtook() {
     assert_eq!(got, vec![0, 2, 3]);
 }
 
+/// After an outage the receiver forgets its blocks; a late parity frame of the block before the
+/// outage then sits one block behind the newest with nothing before it. It must not be taken
+/// for a skipped block and rebuild a packet delivered before the outage (review, session 47).
+#[test]
+fn a_late_parity_after_an_outage_does_not_rebuild_a_delivered_packet() {
+    let mut tx = rse(1, 1, None);
+    let frames = block_frames(&mut tx, 7, 20, false); // D0 P0 D1 P1 ... D6 P6
+    let mut rx = rse(1, 1, None);
+    let mut got = Vec::new();
+    // Blocks 0-4 whole, 1 ms apart; D5 at 10 ms; P5 held back.
+    for (k, f) in frames.iter().take(11).enumerate() {
+        got.extend(feed(&mut rx, ms(k as u64), f.clone()).packets);
+    }
+    // A pause of 190 mean gaps: an outage. D6 comes, then the late P5.
+    got.extend(feed(&mut rx, ms(200), frames[12].clone()).packets);
+    got.extend(feed(&mut rx, ms(201), frames[11].clone()).packets);
+    let nums: Vec<u32> = got.iter().map(number_of).collect();
+    assert_eq!(nums, [0, 1, 2, 3, 4, 5, 6]);
+    assert_eq!(rx.stats().fec_recoveries, 0);
+}
+
 /// A data frame with an index beyond the configured block (a corrupt or forged frame where
 /// frames are not authenticated) is a protocol error, and the genuine block still rebuilds its
 /// lost frames (review, session 47: it was delivered, and every parity frame of its block then
