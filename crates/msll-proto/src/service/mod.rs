@@ -1032,10 +1032,19 @@ impl SchemeConfig {
                 parity,
                 adaptive,
                 idle_timeout_ms,
-                ..
+                partial_parity,
             } => {
                 check_range("block", *block, 1..=crate::wire::rse::RSE_MAX_BLOCK)?;
                 check_range("parity", *parity, 1..=crate::wire::rse::RSE_MAX_PARITY)?;
+                // Only RSE/Ad closes a block before it is full: without it the option would
+                // do nothing, silently, yet name the scheme "-prop" (review, session 47).
+                if *partial_parity == PartialParity::Proportional && !*adaptive {
+                    return Err(
+                        "partial_parity = \"proportional\": needs adaptive = true (only \
+                                RSE/Ad closes a block before it is full)"
+                            .into(),
+                    );
+                }
                 check_idle_timeout("RSE/Ad", *adaptive, *idle_timeout_ms)
             }
             SchemeConfig::Snoop {

@@ -224,6 +224,12 @@ fn proportional_parity_scales_a_short_blocks_parity() {
     )
     .unwrap();
     assert_eq!(cfg.label(), "rse-ad-prop");
+    assert!(cfg.validate().is_ok());
+    // Without RSE/Ad no block closes early: refused rather than a silent no-op.
+    let plain_prop: crate::SchemeConfig =
+        serde_json::from_str(r#"{"kind": "rse", "partial_parity": "proportional"}"#).unwrap();
+    let e = plain_prop.validate().unwrap_err();
+    assert!(e.contains("needs adaptive = true"), "{e}");
     // The default is not written out: configurations (and the simulator's cache keys) that do
     // not use it are unchanged.
     let plain: crate::SchemeConfig = serde_json::from_str(r#"{"kind": "rse"}"#).unwrap();
