@@ -104,18 +104,25 @@ impl Ingress {
     }
 
     /// Discard the packets of service `sid` that have waited longer than its limit (the
-    /// oldest are at the head). Their finish tags stay spent: the service's share of the
-    /// next packets is what it would have been had they been sent, a small unfairness against
-    /// a service that lets its packets expire.
+    /// oldest are at the head). A queue left empty gives their finish tags back: the service's
+    /// next packet is tagged from the current virtual time, as after an idle spell. Kept spent,
+    /// a backlog that expired whole (a link outage) left the service owing its share for all of
+    /// it, and its fresh packets waited behind other services and expired in turn (review,
+    /// session 47). Expiry that leaves packets queued keeps their tags, as they were given.
     fn expire(&mut self, sid: usize, now: Instant) {
         let Some(limit) = self.max_wait[sid] else {
             return;
         };
         let q = &mut self.queues[sid];
+        let mut any = false;
         while q.front().is_some_and(|h| now - h.0 > limit) {
             q.pop_front();
             self.len -= 1;
             self.expired[sid] += 1;
+            any = true;
+        }
+        if any && q.is_empty() {
+            self.last_finish[sid] = self.last_finish[sid].min(self.vtime);
         }
     }
 
@@ -930,5 +937,34 @@ impl Tunnel {
             delay_line: self.lossy.as_ref().map_or(0, |l| l.held()),
             services,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A backlog that expires whole gives its SCFQ finish tags back: the service's next packet
+    /// competes from the current virtual time, not behind its expired backlog (review,
+    /// session 47: 64 expired packets of a 1/3 share left it owing 38,400 bytes of virtual time,
+    /// so its fresh packet waited behind all 64 of the other service's).
+    #[test]
+    fn an_expired_backlog_leaves_no_virtual_time_debt() {
+        let mut q = Ingress::new(2, 64, vec![Some(Duration::from_millis(50)), None]);
+        let pkt = || Packet::new(Buf::from(vec![0u8; 200]));
+        let t0 = Instant::ZERO;
+        for _ in 0..64 {
+            assert!(q.push(0, t0, pkt(), 1.0 / 3.0));
+            assert!(q.push(1, t0, pkt(), 2.0 / 3.0));
+        }
+        let later = t0 + Duration::from_millis(100);
+        q.expire_all(later);
+        assert_eq!((q.expired[0], q.queues[0].len(), q.len), (64, 0, 64));
+        assert!(q.push(0, later, pkt(), 1.0 / 3.0));
+        let order: Vec<u8> = (0..4).map(|_| q.pop().expect("queued").0).collect();
+        assert!(
+            order.contains(&0),
+            "service 0 within the first pops: {order:?}"
+        );
     }
 }
