@@ -168,7 +168,7 @@ fn fig8(topo: Topology, level: u8, discipline: Discipline, reps: u32) -> (f64, f
     cfg.pacing = false;
     let mut m = MsllConfig::from_names(&["default", "default"], &[1.0, 2.0]).unwrap();
     m.scheduler = discipline;
-    m.queue_limit = Some(50);
+    m.queue_limit = Some(49); // ns-2's DropTail default of 50: 49 waiting, as the scenario files
     cfg.msll = Some(m);
     let rs: Vec<RunResult> = (0..reps)
         .map(|r| {
