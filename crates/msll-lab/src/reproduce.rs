@@ -332,7 +332,13 @@ fn quicken(p: &mut Point) {
 ///     a queued RR's N(R) in when it leaves, and drops a queued REJ or SREJ whose frame arrived
 ///     meanwhile (it sent the peer back over frames already received). The golden check's seed
 ///     002 ch. 4 MAC points of MDLP (L1-L7) move: their frames wait for the medium.
-pub const MODEL_REVISION: u32 = 27;
+/// 28: results no catalogue run reaches (review, session 47): with `pacing = false` and no
+///     `msll.queue_limit` the wireless endpoint's scheduler holds `queue_limit` - 1 waiting
+///     frames (per service queue; it had no bound) and `ip.queue_drops` counts its drops; the
+///     RSE receiver takes a block a frame of the next one overtook whole for the block before
+///     the newest (its frames were dropped as stale) and refuses a data index beyond its block.
+///     (Figs 8.2/8.3 moved too, by their own configuration: 49 waiting frames, not 50.)
+pub const MODEL_REVISION: u32 = 28;
 
 /// How a cached run is written, part of its key like `MODEL_REVISION`: 2 since session 37, when
 /// infinities became `"inf"` / `"-inf"` (format 1 wrote them as `null`, which reads back as an
