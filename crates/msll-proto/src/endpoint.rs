@@ -147,6 +147,8 @@ pub struct Endpoint {
 struct MetricsWindow {
     last: Vec<(ServiceCounters, ServiceStats)>,
     smoothed: Vec<Option<ServiceMetrics>>,
+    /// Per service: whether g (and d) and l have had a sample yet.
+    seen: Vec<(bool, bool)>,
 }
 
 /// Table 8.1 as one endpoint can estimate it: g from what it sent, l from what its services gave
@@ -682,13 +684,22 @@ impl Endpoint {
     /// Table 8.1 metrics over the interval since the previous call, smoothed as
     /// `new = (1 - weight) old + weight sample` (seed 004 sec. 8.3: "a weighted average of the
     /// newest value and the previously reported one"; the weight is AMBIGUOUS A17, TCP's 1/8 is
-    /// the proposal). The driver calls it once per measurement interval. A service that sent
-    /// nothing in the interval keeps its previous value. Empty without `set_link`.
+    /// the proposal). The driver calls it once per measurement interval. g and d are sampled
+    /// over intervals in which the service sent, l over intervals in which it delivered or gave
+    /// up: otherwise each keeps its previous value, and what the interval counted on that side
+    /// (packets handed over but not sent yet) carries over to the next sample (review, session
+    /// 47: such an interval was skipped whole and its counts lost, so the next goodput sample
+    /// read 0; and a receive-only interval sampled g = 0/0 = 0). A weight that is not a number
+    /// counts as 0. Empty without `set_link`.
     pub fn sample_metrics(&mut self, weight: f64) -> Vec<ServiceMetrics> {
         let Some(link) = self.link else {
             return Vec::new();
         };
-        let w = weight.clamp(0.0, 1.0);
+        let w = if weight.is_nan() {
+            0.0
+        } else {
+            weight.clamp(0.0, 1.0)
+        };
         let now: Vec<(ServiceCounters, ServiceStats)> = self
             .service_counters()
             .into_iter()
@@ -697,6 +708,7 @@ impl Endpoint {
         let n = now.len();
         self.window.last.resize(n, Default::default());
         self.window.smoothed.resize(n, None);
+        self.window.seen.resize(n, (false, false));
         for (i, (c, st)) in now.iter().enumerate() {
             let (pc, pst) = &self.window.last[i];
             let dc = ServiceCounters {
@@ -715,29 +727,49 @@ impl Endpoint {
                 give_ups: st.give_ups.saturating_sub(pst.give_ups),
                 ..Default::default()
             };
-            if dc.bytes_out == 0 && dc.packets_delivered == 0 && dst.give_ups == 0 {
+            let sent = dc.bytes_out > 0;
+            let received = dc.packets_delivered > 0 || dst.give_ups > 0;
+            if !sent && !received {
                 continue;
             }
             let sample = local_metrics(&dc, &dst, &link, self.scheduler.share(i));
-            let next = match self.window.smoothed[i] {
-                None => sample,
-                Some(old) => {
-                    let mix = |o: f64, s: f64| (1.0 - w) * o + w * s;
-                    let g = mix(old.goodput, sample.goodput);
-                    let l = mix(old.loss, sample.loss);
-                    ServiceMetrics {
-                        goodput: g,
-                        loss: l,
-                        delay_s: mix(old.delay_s, sample.delay_s),
-                        effective_goodput: g * (1.0 - l),
-                        share: sample.share,
-                        predicted_bps: link.rate.bps() as f64 * sample.share * g * (1.0 - l),
-                    }
-                }
+            let (seen_tx, seen_rx) = self.window.seen[i];
+            let old = self.window.smoothed[i].unwrap_or(sample);
+            // The first sample of a metric is taken as is; later ones are smoothed; a metric
+            // the interval did not measure keeps its value.
+            let mix = |seen: bool, measured: bool, o: f64, s: f64| match (seen, measured) {
+                (_, false) => o,
+                (false, true) => s,
+                (true, true) => (1.0 - w) * o + w * s,
             };
-            self.window.smoothed[i] = Some(next);
+            let g = mix(seen_tx, sent, old.goodput, sample.goodput);
+            let l = mix(seen_rx, received, old.loss, sample.loss);
+            self.window.smoothed[i] = Some(ServiceMetrics {
+                goodput: g,
+                loss: l,
+                delay_s: mix(seen_tx, sent, old.delay_s, sample.delay_s),
+                effective_goodput: g * (1.0 - l),
+                share: sample.share,
+                predicted_bps: link.rate.bps() as f64 * sample.share * g * (1.0 - l),
+            });
+            self.window.seen[i] = (seen_tx || sent, seen_rx || received);
+            // Only the side the sample used moves on; the other's counts carry over.
+            let (pc, pst) = &mut self.window.last[i];
+            if sent {
+                pc.packets_in = c.packets_in;
+                pc.bytes_in = c.bytes_in;
+                pc.frames_out = c.frames_out;
+                pc.bytes_out = c.bytes_out;
+                pst.retransmissions = st.retransmissions;
+                pst.data_frames = st.data_frames;
+            }
+            if received {
+                pc.frames_received = c.frames_received;
+                pc.packets_delivered = c.packets_delivered;
+                pc.bytes_delivered = c.bytes_delivered;
+                pst.give_ups = st.give_ups;
+            }
         }
-        self.window.last = now;
         self.window
             .smoothed
             .iter()

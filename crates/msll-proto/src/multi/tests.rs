@@ -463,6 +463,34 @@ fn sampled_metrics_follow_the_interval_and_smooth() {
     assert!((m2[0].predicted_bps - 14_400.0 * 0.5 * want).abs() < 1e-6);
 }
 
+/// Packets handed over in an interval with nothing sent count when they are sent (review,
+/// session 47: the interval was skipped whole and its input bytes lost, so the next sample read
+/// g = 0); an interval that only received leaves g alone (it sampled 0/0 = 0); a weight that
+/// is not a number changes nothing.
+#[test]
+fn sampled_metrics_carry_unsent_input_and_ignore_one_sided_intervals() {
+    let link = cellular();
+    let cfg = MsllConfig::from_names(&["default", "default"], &[]).unwrap();
+    let mut ep = cfg.build(&link, Role::Host, None);
+    for k in 0..10 {
+        ep.handle_packet(T0, udp(0, 50, k));
+    }
+    // Handed over to the scheduler, nothing sent yet.
+    assert_eq!(ep.sample_metrics(0.125)[0], ServiceMetrics::default());
+    while ep.poll_transmit(T0).is_some() {}
+    let m = ep.sample_metrics(0.125);
+    assert!((m[0].goodput - 50.0 / 51.0).abs() < 1e-12, "{m:?}");
+    // Receive only: a Default frame of service 0 delivered, nothing sent.
+    let wire = [&[0u8][..], udp(0, 50, 99).as_slice()].concat();
+    ep.handle_frame(T0, Frame::from_wire(Buf::from(wire)).unwrap());
+    assert_eq!(ep.service_counters()[0].packets_delivered, 1);
+    let r = ep.sample_metrics(0.125);
+    assert_eq!(r[0].goodput, m[0].goodput, "{r:?}");
+    assert_eq!(r[0].loss, 0.0);
+    let n = ep.sample_metrics(f64::NAN);
+    assert!(n[0].goodput.is_finite() && n[0].goodput == r[0].goodput);
+}
+
 /// A frame that waits in the scheduler longer than its service's retransmission timeout, behind
 /// a backlogged service of a 200 times larger share, is still waiting: the endpoint reports every
 /// drop, so SR does not take it for dropped after a quiet period and queue a second copy (review,
