@@ -330,6 +330,11 @@ pub struct Tunnel {
     timed_out: bool,
     counters: Counters,
     retired: Vec<ServiceStats>,
+    /// The Endpoint's own counters and each service's scheduler drops, summed over the
+    /// Endpoints a peer restart replaced: the stats and Prometheus report them as cumulative
+    /// counters, which fell to 0 at every restart (review, session 47).
+    retired_ep: msll_proto::endpoint::EndpointStats,
+    retired_queue_dropped: Vec<u64>,
     delays: Vec<DelayStat>,
     dropped_per_service: Vec<u64>,
     /// Rates set at run time (control socket), reapplied when the Endpoint is rebuilt.
@@ -396,6 +401,8 @@ impl Tunnel {
             timed_out: false,
             counters: Counters::default(),
             retired: vec![ServiceStats::default(); n],
+            retired_ep: Default::default(),
+            retired_queue_dropped: vec![0; n],
             delays: vec![DelayStat::default(); n],
             dropped_per_service: vec![0; n],
             fifo_top: vec![None; n],
@@ -637,6 +644,15 @@ impl Tunnel {
     fn reset_endpoint(&mut self) {
         for (acc, s) in self.retired.iter_mut().zip(self.ep.service_stats()) {
             acc.add(&s);
+        }
+        let (e, r) = (self.ep.stats(), &mut self.retired_ep);
+        r.unknown_service += e.unknown_service;
+        r.frames_transmitted += e.frames_transmitted;
+        r.bytes_transmitted += e.bytes_transmitted;
+        r.frames_received += e.frames_received;
+        r.queue_drops += e.queue_drops;
+        for (i, d) in self.retired_queue_dropped.iter_mut().enumerate() {
+            *d += self.ep.scheduler().stats(i).dropped;
         }
         self.ep = self.cfg.build_endpoint();
         self.fifo_top.fill(None);
@@ -902,7 +918,7 @@ impl Tunnel {
                 let q = sched.stats(i);
                 ServiceSnapshot {
                     queue_len: sched.queue_len(i),
-                    queue_dropped: q.dropped,
+                    queue_dropped: self.retired_queue_dropped[i] + q.dropped,
                     queue_max_len: q.max_len,
                     queue_wait_ms_avg: q.mean_wait().as_millis_f64(),
                     share: shares.get(i).copied().unwrap_or(0.0),
@@ -928,10 +944,11 @@ impl Tunnel {
             link_up: self.synced,
             now_s: self.now.as_secs_f64(),
             counters: self.counters,
-            endpoint_frames_transmitted: eps.frames_transmitted,
-            endpoint_frames_received: eps.frames_received,
-            endpoint_unknown_service: eps.unknown_service,
-            endpoint_queue_drops: eps.queue_drops,
+            endpoint_frames_transmitted: self.retired_ep.frames_transmitted
+                + eps.frames_transmitted,
+            endpoint_frames_received: self.retired_ep.frames_received + eps.frames_received,
+            endpoint_unknown_service: self.retired_ep.unknown_service + eps.unknown_service,
+            endpoint_queue_drops: self.retired_ep.queue_drops + eps.queue_drops,
             backlog_frames: self.backlog(),
             ingress_queued: self.ingress.len,
             delay_line: self.lossy.as_ref().map_or(0, |l| l.held()),

@@ -598,12 +598,23 @@ fn restart_of_one_peer_resets_the_other() {
     net.run_for(Duration::from_millis(100));
     assert_eq!(net.got_b.len(), 100);
     // B restarts (new session, later wall clock) while frames are in flight.
+    let before = net.a.snapshot();
+    assert!(before.endpoint_frames_transmitted >= 100);
     net.send_from_a(100, 20, Duration::from_micros(100), 500);
     net.b = tunnel(&c, 0xb2, 1_000_000_000);
     net.got_b.clear();
     net.run_for(Duration::from_millis(500));
     assert!(net.a.link_up() && net.b.link_up());
     assert_eq!(net.a.counters().peer_restarts, 1);
+    // The Endpoint was replaced; its counters stay cumulative (they are Prometheus counters:
+    // review, session 47, they fell to 0).
+    let after = net.a.snapshot();
+    assert!(
+        after.endpoint_frames_transmitted >= before.endpoint_frames_transmitted
+            && after.endpoint_frames_received >= before.endpoint_frames_received
+            && after.services[0].queue_dropped >= before.services[0].queue_dropped,
+        "{before:?}\n{after:?}"
+    );
     // Fresh sequence state on both ends: new packets arrive complete and in order.
     net.send_from_a(1000, 100, Duration::from_millis(1), 500);
     net.run_for(Duration::from_millis(300));
