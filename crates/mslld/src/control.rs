@@ -36,16 +36,33 @@ pub fn serve(path: &Path) -> anyhow::Result<(mpsc::Receiver<ControlRequest>, Con
                 path.display()
             );
         }
-        if std::os::unix::net::UnixStream::connect(path).is_ok() {
-            anyhow::bail!(
+        match std::os::unix::net::UnixStream::connect(path) {
+            Ok(_) => anyhow::bail!(
                 "control = {}: another daemon is serving this socket",
                 path.display()
-            );
+            ),
+            // Nobody listens: a stale socket of a crashed run.
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+                std::fs::remove_file(path)?
+            }
+            // Anything else (no permission to connect, ...) may be a live daemon's socket we
+            // cannot reach: never deleted (review, session 47: any failure unlinked it).
+            Err(e) => anyhow::bail!(
+                "control = {}: a socket is there and connecting to it failed ({e}); refusing \
+                 to replace it",
+                path.display()
+            ),
         }
-        std::fs::remove_file(path)?;
     }
     let listener = UnixListener::bind(path)
         .map_err(|e| anyhow::anyhow!("binding control socket {}: {e}", path.display()))?;
+    // Owner only, whatever the umask: `rate` changes the scheduling, and the counters are the
+    // operator's (review, session 47: the mode came from the umask alone).
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+            .map_err(|e| anyhow::anyhow!("control socket {}: {e}", path.display()))?;
+    }
     let (tx, rx) = mpsc::channel::<ControlRequest>(8);
     tokio::spawn(async move {
         loop {
@@ -191,6 +208,12 @@ mod tests {
         drop(std::os::unix::net::UnixListener::bind(&sock).unwrap());
         assert!(sock.exists());
         let (_rx, guard) = serve(&sock).expect("stale socket replaced");
+        // Owner only, whatever the umask (review, session 47).
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&sock).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600, "{mode:o}");
+        }
         // A live one is another daemon's: refused, and left serving.
         let e = serve(&sock).err().expect("refused").to_string();
         assert!(e.contains("another daemon"), "{e}");

@@ -21,8 +21,9 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-/// Fields outside a `counters` object that only grow (since the daemon started, or since the last
-/// Endpoint reset for the Endpoint's own): exposed as counters.
+/// Fields outside a `counters` object that only grow since the daemon started (the Endpoint's
+/// own are summed over the Endpoints peer restarts replaced, since session 47): exposed as
+/// counters.
 pub const CUMULATIVE: &[&str] = &[
     "endpoint_frames_transmitted",
     "endpoint_frames_received",
