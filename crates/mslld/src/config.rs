@@ -52,6 +52,8 @@ pub struct Config {
     pub key: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key_file: Option<PathBuf>,
+    /// The control socket's path; a relative one is taken from the configuration file's
+    /// directory, as `key_file` and trace paths are (`control_path`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub control: Option<PathBuf>,
     pub tun: TunConfig,
@@ -870,6 +872,13 @@ impl Config {
         })
     }
 
+    /// Where the control socket goes: `control`, resolved from the configuration file's
+    /// directory when relative (review, session 47: it was resolved from the daemon's working
+    /// directory, `/` under systemd, unlike `key_file` and traces).
+    pub fn control_path(&self) -> Option<PathBuf> {
+        self.control.as_ref().map(|c| self.base_dir.join(c))
+    }
+
     /// Service `i`'s `limits.max_wait_ms`, if it has one.
     pub fn max_wait(&self, i: usize) -> Option<Duration> {
         let w = match self.limits.max_wait_ms[..] {
@@ -942,6 +951,24 @@ delay_ms = 10
         let no_names = SAMPLE.replace("names = [\"default\", \"bulk\"]\n", "");
         let c = Config::from_toml(&no_names).unwrap();
         assert_eq!(c.service_names(), ["default", "sr-m2", "rlp-oos"]);
+    }
+
+    /// A relative `control` path is the configuration file's neighbour; an absolute one stays.
+    #[test]
+    fn a_relative_control_path_is_taken_from_the_config_directory() {
+        let dir = std::env::temp_dir().join(format!("mslld-ctlpath-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let good = SAMPLE.replace(r#""bulk"]"#, r#""bulk", "rt"]"#);
+        for (given, want) in [
+            ("ctl.sock", dir.join("ctl.sock")),
+            ("/run/mslld.sock", PathBuf::from("/run/mslld.sock")),
+        ] {
+            let f = dir.join("a.toml");
+            std::fs::write(&f, format!("control = \"{given}\"\n{good}")).unwrap();
+            let c = Config::from_file(&f).unwrap();
+            assert_eq!(c.control_path(), Some(want));
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// `limits.max_wait_ms`: none, one for every service, or one per service with 0 for none.

@@ -113,7 +113,7 @@ fn run_daemon(cfg: Config) -> anyhow::Result<()> {
             .await
             .with_context(|| format!("binding UDP {}", cfg.bind))?;
         let dev = daemon::open_tun(&cfg)?;
-        let (control, _guard) = match &cfg.control {
+        let (control, _guard) = match &cfg.control_path() {
             Some(p) => {
                 let (rx, g) = mslld::control::serve(p)?;
                 (Some(rx), Some(g))
