@@ -266,6 +266,15 @@ pub fn run(
     tb.join()
         .map_err(|_| anyhow::anyhow!("bench thread B panicked"))??;
     let gbit = (b1 - b0) as f64 * 8.0 / 1e9;
+    // Nothing delivered is a failed measurement (the link never came up, or a rate too low to
+    // carry one packet in the time), not a speed of 0 (review, session 47: it printed 0.000
+    // Gbit/s and exited 0).
+    anyhow::ensure!(
+        p1 > p0,
+        "bench {}: no packet delivered in {dt:.1} s (did the link come up? is the rate enough \
+         for {packet_bytes}-byte packets?)",
+        scheme.label()
+    );
     Ok(BenchResult {
         scheme: scheme.label(),
         packet_bytes,

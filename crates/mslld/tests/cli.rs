@@ -35,6 +35,20 @@ fn errors_are_one_line_with_their_cause() {
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
 }
 
+/// A run that delivers nothing (here a 1400-byte packet takes 11 s at 1 kbit/s) is a failed
+/// measurement, not a speed of 0 (review, session 47: it printed 0.000 Gbit/s and exited 0).
+#[test]
+fn bench_fails_when_nothing_is_delivered() {
+    let out = Command::new(BIN)
+        .args(["bench", "--scheme", "default", "--rate-mbps", "0.001"])
+        .args(["--size", "1400", "--seconds", "0.5"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("no packet delivered"), "{err}");
+}
+
 /// `mslld bench` refuses, before printing anything, what would measure nothing: an unknown scheme,
 /// no time, no rate, packets smaller than their headers or larger than the loopback tunnel's MTU.
 #[test]
