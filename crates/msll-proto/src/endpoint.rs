@@ -46,6 +46,17 @@ pub struct EndpointStats {
     pub queue_drops: u64,
 }
 
+impl EndpointStats {
+    /// Add `o`'s counts (totals over several endpoints, or over an endpoint's replacements).
+    pub fn add(&mut self, o: &EndpointStats) {
+        self.unknown_service += o.unknown_service;
+        self.frames_transmitted += o.frames_transmitted;
+        self.bytes_transmitted += o.bytes_transmitted;
+        self.frames_received += o.frames_received;
+        self.queue_drops += o.queue_drops;
+    }
+}
+
 /// What the endpoint itself counts per service, in both directions (the inputs of Table 8.1).
 #[derive(Debug, Default, Clone, Copy, PartialEq)]
 pub struct ServiceCounters {

@@ -294,6 +294,14 @@ fn is_reassembly_default(v: &f64) -> bool {
 }
 
 impl SimConfig {
+    /// Without pacing the wireless endpoint takes every packet at once, so its scheduler holds
+    /// the interface's DropTail bound (`queue_limit` - 1 waiting, as ns-2's) unless
+    /// `msll.queue_limit` sets one (review, session 47): `Simulation::new` builds it so and
+    /// `ip.queue_drops` counts its drops.
+    pub fn endpoint_holds_droptail(&self) -> bool {
+        !self.pacing && self.msll.as_ref().is_none_or(|m| m.queue_limit.is_none())
+    }
+
     /// The files a run reads besides its configuration (error-model traces), resolved against
     /// `base_dir` as `Simulation::new` resolves them. A result cache keys on their contents: two
     /// runs with equal configurations, seeds and inputs give identical results.

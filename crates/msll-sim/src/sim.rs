@@ -660,15 +660,15 @@ impl Simulation {
                         frame_payload: spec.frame_payload,
                     };
                     let pacing = cfg.pacing.then_some(rate);
-                    // Without pacing the endpoint takes every packet at once, so the
-                    // interface's DropTail queue stays empty and bounded nothing (review,
-                    // session 47): its bound, `queue_limit` - 1 waiting as ns-2's, goes to the
-                    // endpoint's scheduler instead, unless `msll.queue_limit` sets one.
-                    let unpaced_limit = (!cfg.pacing).then(|| cfg.queue_limit.saturating_sub(1));
+                    // `SimConfig::endpoint_holds_droptail`: the interface's DropTail queue would
+                    // stay empty and bound nothing, so its bound goes to the scheduler.
+                    let unpaced_limit = cfg
+                        .endpoint_holds_droptail()
+                        .then(|| cfg.queue_limit.saturating_sub(1));
                     let mut ep = match &cfg.msll {
                         // seed 004 ch. 6/7: every wireless interface runs the same set of
                         // services; the role tells Snoop which end is the base station.
-                        Some(m) if m.queue_limit.is_none() && unpaced_limit.is_some() => {
+                        Some(m) if unpaced_limit.is_some() => {
                             let mut m = m.clone();
                             m.queue_limit = unpaced_limit;
                             m.build(&info, role, pacing)
@@ -2562,15 +2562,9 @@ impl Simulation {
             },
         );
         r.set("link.bytes", wl.iter().map(|x| x.bytes).sum::<u64>() as f64);
-        // Without pacing and without `msll.queue_limit`, the interface's DropTail bound is the
-        // endpoint scheduler's (`Simulation::new`): its drops are this queue's.
-        let unpaced_droptail = !self.cfg.pacing
-            && self
-                .cfg
-                .msll
-                .as_ref()
-                .is_none_or(|m| m.queue_limit.is_none());
-        let sched_drops: u64 = if unpaced_droptail {
+        // The interface's DropTail bound held by the endpoint's scheduler: its drops are this
+        // queue's (`SimConfig::endpoint_holds_droptail`).
+        let sched_drops: u64 = if self.cfg.endpoint_holds_droptail() {
             self.ifaces
                 .iter()
                 .filter_map(|f| match &f.kind {

@@ -645,12 +645,7 @@ impl Tunnel {
         for (acc, s) in self.retired.iter_mut().zip(self.ep.service_stats()) {
             acc.add(&s);
         }
-        let (e, r) = (self.ep.stats(), &mut self.retired_ep);
-        r.unknown_service += e.unknown_service;
-        r.frames_transmitted += e.frames_transmitted;
-        r.bytes_transmitted += e.bytes_transmitted;
-        r.frames_received += e.frames_received;
-        r.queue_drops += e.queue_drops;
+        self.retired_ep.add(&self.ep.stats());
         for (i, d) in self.retired_queue_dropped.iter_mut().enumerate() {
             *d += self.ep.scheduler().stats(i).dropped;
         }
